@@ -50,6 +50,11 @@ public class RpcException extends RuntimeException {
         UNKNOWN_FUNCTION,
         /** A remote reference is unknown to its owner, or used where it is not valid. */
         UNKNOWN_RREF,
+        /**
+         * An operation used in a state where it cannot work: completing a future twice, or
+         * blocking on a future from a transport thread (which would deadlock that thread).
+         */
+        ILLEGAL_STATE,
         /** A failure inside Ferry itself. */
         INTERNAL
     }
