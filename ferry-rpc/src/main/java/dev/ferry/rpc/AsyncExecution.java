@@ -1,0 +1,27 @@
+package dev.ferry.rpc;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a function whose result is a future ({@link RpcFuture} or
+ * {@link java.util.concurrent.CompletionStage}): the callee replies when that future completes,
+ * and does not hold a thread while it is pending (PyTorch's {@code @rpc.functions.async_execution}).
+ *
+ * <pre>{@code
+ * @AsyncExecution
+ * static RpcFuture<Integer> addThenDouble(String to, int x) {
+ *     return Rpc.rpcAsync(to, Ops::add, x, 1).thenApply(v -> v * 2);
+ * }
+ * }</pre>
+ *
+ * A function so marked that returns anything else fails the call with a clear error.
+ */
+@Documented
+@Retention(RetentionPolicy.RUNTIME)
+@Target(ElementType.METHOD)
+public @interface AsyncExecution {
+}

@@ -1,0 +1,165 @@
+package dev.ferry.rpc;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One worker of an RPC group: it calls functions on the other workers and runs theirs. Create one
+ * with {@link Rpc#initRpc} (the process-wide agent of PyTorch's API) or {@link RpcAgents#start}
+ * (an independent instance; several may live in one JVM). Close it with {@link #shutdown()}
+ * (graceful: waits for the whole group) or {@link #close()}.
+ *
+ * <pre>{@code
+ * try (RpcAgent agent = RpcAgents.start("worker0", 0, 2, options)) {
+ *     int seven = agent.rpcSync("worker1", Math::addExact, 3, 4);
+ *     RpcFuture<Integer> later = agent.to(1).rpcAsync(Math::multiplyExact, 6, 7);
+ *     System.out.println(later.await());
+ * } // graceful shutdown
+ * }</pre>
+ *
+ * <p>Implementations are thread-safe. Calls made from inside a function running on this agent
+ * (nested calls) never deadlock it, however many there are.
+ */
+public interface RpcAgent extends AutoCloseable {
+
+    /** This worker's identity. */
+    WorkerInfo getWorkerInfo();
+
+    /** The worker named {@code name}; an {@link RpcException} if there is none. */
+    WorkerInfo getWorkerInfo(String name);
+
+    /** The worker whose id (rank) is {@code id}; an {@link RpcException} if there is none. */
+    WorkerInfo getWorkerInfo(int id);
+
+    /** Every worker of the group, this one included, ordered by id. */
+    List<WorkerInfo> getWorkerInfos();
+
+    /** True from initialization until shutdown starts. */
+    boolean isRunning();
+
+    /** A target to call: the worker with this name. */
+    default RpcTarget to(String name) {
+        return new RpcTarget(this, getWorkerInfo(name));
+    }
+
+    /** A target to call: the worker with this id (rank). */
+    default RpcTarget to(int id) {
+        return new RpcTarget(this, getWorkerInfo(id));
+    }
+
+    /** A target to call: this worker. */
+    default RpcTarget to(WorkerInfo worker) {
+        return new RpcTarget(this, getWorkerInfo(worker.name()));
+    }
+
+    /**
+     * The one primitive every call goes through: runs {@code function} with {@code args} on
+     * {@code to}. A null {@code timeout} means the agent's default; {@link Duration#ZERO} none.
+     * Failures to encode the arguments are thrown; everything later fails the future.
+     */
+    <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <R> R rpcSync(String to, RpcFunction0<R> function) {
+        return to(to).rpcSync(function);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <R> RpcFuture<R> rpcAsync(String to, RpcFunction0<R> function) {
+        return to(to).rpcAsync(function);
+    }
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <A, R> R rpcSync(String to, RpcFunction1<A, R> function, A a) {
+        return to(to).rpcSync(function, a);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <A, R> RpcFuture<R> rpcAsync(String to, RpcFunction1<A, R> function, A a) {
+        return to(to).rpcAsync(function, a);
+    }
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <A, B, R> R rpcSync(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return to(to).rpcSync(function, a, b);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <A, B, R> RpcFuture<R> rpcAsync(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return to(to).rpcAsync(function, a, b);
+    }
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <A, B, C, R> R rpcSync(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return to(to).rpcSync(function, a, b, c);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <A, B, C, R> RpcFuture<R> rpcAsync(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return to(to).rpcAsync(function, a, b, c);
+    }
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <A, B, C, D, R> R rpcSync(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return to(to).rpcSync(function, a, b, c, d);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <A, B, C, D, R> RpcFuture<R> rpcAsync(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return to(to).rpcAsync(function, a, b, c, d);
+    }
+
+    /** Calls {@code function} on the worker named {@code to} and waits for the result. */
+    default <A, B, C, D, E, R> R rpcSync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return to(to).rpcSync(function, a, b, c, d, e);
+    }
+
+    /** Calls {@code function} on the worker named {@code to}. */
+    default <A, B, C, D, E, R> RpcFuture<R> rpcAsync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return to(to).rpcAsync(function, a, b, c, d, e);
+    }
+
+    /** The default timeout of calls made without one. */
+    Duration getRpcTimeout();
+
+    /** Changes the default timeout for calls made from now on; calls in flight keep theirs. */
+    void setRpcTimeout(Duration timeout);
+
+    /**
+     * Gathers one value from every worker: returns worker name to value, the same map on every
+     * worker. Every worker must call it; calls line up in the order each worker makes them.
+     */
+    Map<String, Object> allGather(Object value);
+
+    /** {@link #allGather} with a timeout instead of the default ({@link Duration#ZERO}: none). */
+    Map<String, Object> allGather(Object value, Duration timeout);
+
+    /** Waits until every worker has called {@code barrier}. */
+    default void barrier() {
+        allGather(null);
+    }
+
+    /** Graceful shutdown: {@code shutdown(true, Duration.ZERO)}. */
+    default void shutdown() {
+        shutdown(true, Duration.ZERO);
+    }
+
+    /**
+     * Shuts this agent down. Graceful: waits until every worker has reached shutdown and all work
+     * in the group (calls in flight anywhere, nested ones too) is done, then closes; {@code timeout}
+     * bounds that wait ({@link Duration#ZERO}: none). Not graceful: closes at once, failing pending
+     * calls with {@link RpcException.Code#SHUTDOWN}. Either way the agent is closed when this
+     * returns, even when the graceful part failed (then the failure is thrown). Idempotent.
+     */
+    void shutdown(boolean graceful, Duration timeout);
+
+    /** Graceful shutdown, for try-with-resources. */
+    @Override
+    default void close() {
+        shutdown();
+    }
+
+    /** Counters and state for debugging: name to value, as PyTorch's {@code _get_debug_info}. */
+    Map<String, String> getDebugInfo();
+}

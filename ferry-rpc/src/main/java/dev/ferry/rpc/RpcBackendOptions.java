@@ -1,0 +1,269 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.SerializationExtension;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Options of an RPC agent (PyTorch's {@code TensorPipeRpcBackendOptions}). Immutable; build with
+ * {@link #builder()} or derive with {@link #toBuilder()}.
+ *
+ * <pre>{@code
+ * RpcBackendOptions options = RpcBackendOptions.builder()
+ *         .initMethod("tcp://127.0.0.1:29500")
+ *         .rpcTimeout(Duration.ofSeconds(30))
+ *         .numWorkerThreads(32)
+ *         .build();
+ * }</pre>
+ *
+ * <table>
+ *   <caption>Options and defaults</caption>
+ *   <tr><th>option</th><th>default</th><th>meaning</th></tr>
+ *   <tr><td>initMethod</td><td>{@code env://}</td><td>how workers rendezvous: {@code env://},
+ *       {@code tcp://host:port} or {@code file:///path}</td></tr>
+ *   <tr><td>rpcTimeout</td><td>60 s</td><td>default timeout of calls; {@link Duration#ZERO}: none</td></tr>
+ *   <tr><td>rendezvousTimeout</td><td>the rpcTimeout</td><td>how long {@code initRpc} waits for all ranks</td></tr>
+ *   <tr><td>numWorkerThreads</td><td>16</td><td>how many requests may run at once on this worker; a request
+ *       waiting on an RPC future does not count, so nested calls never deadlock</td></tr>
+ *   <tr><td>listenHost</td><td>{@code FERRY_SOCKET_HOST} or 127.0.0.1</td><td>the address this worker listens on
+ *       and advertises to the others</td></tr>
+ *   <tr><td>ioThreads</td><td>min(2, cores)</td><td>transport event-loop threads</td></tr>
+ *   <tr><td>maxMessageBytes</td><td>1 GiB</td><td>largest message sent or accepted</td></tr>
+ *   <tr><td>outOfBandThreshold</td><td>64 KiB</td><td>binary buffers this large travel outside the object stream</td></tr>
+ *   <tr><td>allowedClassPrefixes</td><td>none (all but known-dangerous)</td><td>classes a peer may make this worker
+ *       instantiate</td></tr>
+ *   <tr><td>allowedFunctionPrefixes</td><td>none (all but the JDK's)</td><td>classes whose methods a peer may call</td></tr>
+ * </table>
+ */
+public final class RpcBackendOptions {
+    /** Default call timeout, as PyTorch's. */
+    public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
+    public static final int DEFAULT_NUM_WORKER_THREADS = 16;
+
+    private final String initMethod;
+    private final Duration rpcTimeout;
+    private final Duration rendezvousTimeout;
+    private final int numWorkerThreads;
+    private final String listenHost;
+    private final int ioThreads;
+    private final long maxMessageBytes;
+    private final int outOfBandThreshold;
+    private final List<String> allowedClassPrefixes;
+    private final List<String> allowedFunctionPrefixes;
+    private final List<CallInterceptor> interceptors;
+    private final List<SerializationExtension> serializationExtensions;
+
+    private RpcBackendOptions(Builder b) {
+        this.initMethod = b.initMethod;
+        this.rpcTimeout = b.rpcTimeout;
+        this.rendezvousTimeout = b.rendezvousTimeout;
+        this.numWorkerThreads = b.numWorkerThreads;
+        this.listenHost = b.listenHost;
+        this.ioThreads = b.ioThreads;
+        this.maxMessageBytes = b.maxMessageBytes;
+        this.outOfBandThreshold = b.outOfBandThreshold;
+        this.allowedClassPrefixes = List.copyOf(b.allowedClassPrefixes);
+        this.allowedFunctionPrefixes = List.copyOf(b.allowedFunctionPrefixes);
+        this.interceptors = List.copyOf(b.interceptors);
+        this.serializationExtensions = List.copyOf(b.serializationExtensions);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The default options. */
+    public static RpcBackendOptions defaults() {
+        return builder().build();
+    }
+
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    public String initMethod() {
+        return initMethod;
+    }
+
+    public Duration rpcTimeout() {
+        return rpcTimeout;
+    }
+
+    /** How long rendezvous waits for all ranks: the explicit value, else the rpcTimeout. */
+    public Duration rendezvousTimeout() {
+        return rendezvousTimeout != null ? rendezvousTimeout : rpcTimeout;
+    }
+
+    public int numWorkerThreads() {
+        return numWorkerThreads;
+    }
+
+    public String listenHost() {
+        return listenHost;
+    }
+
+    public int ioThreads() {
+        return ioThreads;
+    }
+
+    public long maxMessageBytes() {
+        return maxMessageBytes;
+    }
+
+    public int outOfBandThreshold() {
+        return outOfBandThreshold;
+    }
+
+    public List<String> allowedClassPrefixes() {
+        return allowedClassPrefixes;
+    }
+
+    public List<String> allowedFunctionPrefixes() {
+        return allowedFunctionPrefixes;
+    }
+
+    public List<CallInterceptor> interceptors() {
+        return interceptors;
+    }
+
+    public List<SerializationExtension> serializationExtensions() {
+        return serializationExtensions;
+    }
+
+    @Override
+    public String toString() {
+        return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
+                + ", numWorkerThreads=" + numWorkerThreads + ", listenHost=" + listenHost + "}";
+    }
+
+    /** Builds {@link RpcBackendOptions}. Not thread-safe. */
+    public static final class Builder {
+        private String initMethod = "env://";
+        private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
+        private Duration rendezvousTimeout;
+        private int numWorkerThreads = DEFAULT_NUM_WORKER_THREADS;
+        private String listenHost = defaultListenHost();
+        private int ioThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
+        private long maxMessageBytes = 1L << 30;
+        private int outOfBandThreshold = 64 * 1024;
+        private final List<String> allowedClassPrefixes = new ArrayList<>();
+        private final List<String> allowedFunctionPrefixes = new ArrayList<>();
+        private final List<CallInterceptor> interceptors = new ArrayList<>();
+        private final List<SerializationExtension> serializationExtensions = new ArrayList<>();
+
+        private Builder() {
+        }
+
+        private Builder(RpcBackendOptions o) {
+            initMethod = o.initMethod;
+            rpcTimeout = o.rpcTimeout;
+            rendezvousTimeout = o.rendezvousTimeout;
+            numWorkerThreads = o.numWorkerThreads;
+            listenHost = o.listenHost;
+            ioThreads = o.ioThreads;
+            maxMessageBytes = o.maxMessageBytes;
+            outOfBandThreshold = o.outOfBandThreshold;
+            allowedClassPrefixes.addAll(o.allowedClassPrefixes);
+            allowedFunctionPrefixes.addAll(o.allowedFunctionPrefixes);
+            interceptors.addAll(o.interceptors);
+            serializationExtensions.addAll(o.serializationExtensions);
+        }
+
+        private static String defaultListenHost() {
+            String host = System.getenv("FERRY_SOCKET_HOST");
+            return host == null || host.isBlank() ? "127.0.0.1" : host;
+        }
+
+        public Builder initMethod(String value) {
+            this.initMethod = Objects.requireNonNull(value, "initMethod");
+            return this;
+        }
+
+        public Builder rpcTimeout(Duration value) {
+            this.rpcTimeout = requireNotNegative(value, "rpcTimeout");
+            return this;
+        }
+
+        public Builder rendezvousTimeout(Duration value) {
+            this.rendezvousTimeout = requireNotNegative(value, "rendezvousTimeout");
+            return this;
+        }
+
+        public Builder numWorkerThreads(int value) {
+            this.numWorkerThreads = requirePositive(value, "numWorkerThreads");
+            return this;
+        }
+
+        public Builder listenHost(String value) {
+            this.listenHost = Objects.requireNonNull(value, "listenHost");
+            return this;
+        }
+
+        public Builder ioThreads(int value) {
+            this.ioThreads = requirePositive(value, "ioThreads");
+            return this;
+        }
+
+        public Builder maxMessageBytes(long value) {
+            if (value < 1024 || value > Integer.MAX_VALUE - 8) {
+                throw invalid("maxMessageBytes must be between 1024 and " + (Integer.MAX_VALUE - 8) + ", got " + value);
+            }
+            this.maxMessageBytes = value;
+            return this;
+        }
+
+        public Builder outOfBandThreshold(int value) {
+            this.outOfBandThreshold = requirePositive(value, "outOfBandThreshold");
+            return this;
+        }
+
+        /** Only classes under these prefixes (plus the JDK's value and collection types) may arrive. */
+        public Builder allowClassPrefix(String prefix) {
+            allowedClassPrefixes.add(Objects.requireNonNull(prefix, "prefix"));
+            return this;
+        }
+
+        /** Only methods of classes under these prefixes may be called by peers. */
+        public Builder allowFunctionPrefix(String prefix) {
+            allowedFunctionPrefixes.add(Objects.requireNonNull(prefix, "prefix"));
+            return this;
+        }
+
+        public Builder addInterceptor(CallInterceptor interceptor) {
+            interceptors.add(Objects.requireNonNull(interceptor, "interceptor"));
+            return this;
+        }
+
+        public Builder addSerializationExtension(SerializationExtension extension) {
+            serializationExtensions.add(Objects.requireNonNull(extension, "extension"));
+            return this;
+        }
+
+        public RpcBackendOptions build() {
+            return new RpcBackendOptions(this);
+        }
+
+        private static Duration requireNotNegative(Duration value, String what) {
+            Objects.requireNonNull(value, what);
+            if (value.isNegative()) {
+                throw invalid(what + " must not be negative, got " + value);
+            }
+            return value;
+        }
+
+        private static int requirePositive(int value, String what) {
+            if (value < 1) {
+                throw invalid(what + " must be at least 1, got " + value);
+            }
+            return value;
+        }
+
+        private static RpcException invalid(String message) {
+            return new RpcException(RpcException.Code.INVALID_ARGUMENT, message);
+        }
+    }
+}

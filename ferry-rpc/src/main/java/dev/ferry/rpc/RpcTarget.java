@@ -1,0 +1,110 @@
+package dev.ferry.rpc;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A worker to call, with the options of the calls made through it. Obtained from
+ * {@link RpcAgent#to}; immutable, cheap, and safe to share between threads.
+ *
+ * <pre>{@code
+ * int sum = agent.to(1).rpcSync(Ops::add, 3, 4);
+ * RpcFuture<String> greeting = agent.to("worker2").withTimeout(Duration.ofSeconds(2))
+ *         .rpcAsync(Greeter::greet, "ferry");
+ * }</pre>
+ */
+public final class RpcTarget {
+    private final RpcAgent agent;
+    private final WorkerInfo worker;
+    private final Duration timeout;
+
+    /** For agents: a target with the agent's default timeout. */
+    public RpcTarget(RpcAgent agent, WorkerInfo worker) {
+        this(agent, worker, null);
+    }
+
+    private RpcTarget(RpcAgent agent, WorkerInfo worker, Duration timeout) {
+        this.agent = Objects.requireNonNull(agent, "agent");
+        this.worker = Objects.requireNonNull(worker, "worker");
+        this.timeout = timeout;
+    }
+
+    /** The worker called. */
+    public WorkerInfo worker() {
+        return worker;
+    }
+
+    /**
+     * This target with a per-call timeout instead of the agent's default; {@link Duration#ZERO}
+     * means no timeout.
+     */
+    public RpcTarget withTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        return new RpcTarget(agent, worker, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <R> R rpcSync(RpcFunction0<R> function) {
+        return rpcAsync(function).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <R> RpcFuture<R> rpcAsync(RpcFunction0<R> function) {
+        return agent.invoke(worker, function, new Object[] {}, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <A, R> R rpcSync(RpcFunction1<A, R> function, A a) {
+        return rpcAsync(function, a).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <A, R> RpcFuture<R> rpcAsync(RpcFunction1<A, R> function, A a) {
+        return agent.invoke(worker, function, new Object[] {a}, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <A, B, R> R rpcSync(RpcFunction2<A, B, R> function, A a, B b) {
+        return rpcAsync(function, a, b).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <A, B, R> RpcFuture<R> rpcAsync(RpcFunction2<A, B, R> function, A a, B b) {
+        return agent.invoke(worker, function, new Object[] {a, b}, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <A, B, C, R> R rpcSync(RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return rpcAsync(function, a, b, c).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <A, B, C, R> RpcFuture<R> rpcAsync(RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return agent.invoke(worker, function, new Object[] {a, b, c}, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <A, B, C, D, R> R rpcSync(RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return rpcAsync(function, a, b, c, d).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <A, B, C, D, R> RpcFuture<R> rpcAsync(RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return agent.invoke(worker, function, new Object[] {a, b, c, d}, timeout);
+    }
+
+    /** Calls {@code function} on this target and waits for its result. */
+    public <A, B, C, D, E, R> R rpcSync(RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return rpcAsync(function, a, b, c, d, e).await();
+    }
+
+    /** Calls {@code function} on this target; the future completes with its result. */
+    public <A, B, C, D, E, R> RpcFuture<R> rpcAsync(RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return agent.invoke(worker, function, new Object[] {a, b, c, d, e}, timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "RpcTarget(" + worker + (timeout == null ? "" : ", timeout=" + timeout) + ")";
+    }
+}

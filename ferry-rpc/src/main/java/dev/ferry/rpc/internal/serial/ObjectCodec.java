@@ -1,0 +1,138 @@
+package dev.ferry.rpc.internal.serial;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.SerializationExtension;
+import dev.ferry.rpc.spi.TypeRegistry;
+import org.apache.fory.Fory;
+import org.apache.fory.ThreadSafeFory;
+import org.apache.fory.config.ForyBuilder;
+import org.apache.fory.memory.MemoryBuffer;
+import org.apache.fory.resolver.TypeResolver;
+import org.apache.fory.serializer.BufferObject;
+import org.apache.fory.serializer.Serializer;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+/**
+ * Encodes and decodes values with Apache Fory, configured for untrusted peers: classes that
+ * arrive by name pass the {@link ClassPolicy}; Ferry's own wire types and the extensions' types
+ * have explicit ids; depth and size are bounded. Binary buffers of at least
+ * {@code outOfBandThreshold} bytes (primitive arrays, {@link ByteBuffer}s, custom buffer objects)
+ * are kept out of the in-band stream.
+ *
+ * <p>This class is thread-safe: it holds a pool of Fory instances.
+ */
+public final class ObjectCodec {
+    private final ThreadSafeFory fory;
+    private final int outOfBandThreshold;
+
+    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
+        this.outOfBandThreshold = outOfBandThreshold;
+        this.fory = new ForyBuilder()
+                .withRefTracking(true)
+                .requireClassRegistration(false)
+                .suppressClassRegistrationWarnings(true)
+                .withTypeChecker(policy)
+                .withAsyncCompilation(true)
+                .withMaxDepth(256)
+                .withName("ferry")
+                .buildThreadSafeForyPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2));
+        Registry registry = new Registry();
+        WireTypes.registerAll(registry);
+        for (SerializationExtension extension : extensions) {
+            registry.userMode = true;
+            extension.register(registry);
+        }
+        fory.registerCallback(registry.apply());
+    }
+
+    /** Encodes {@code value}; failures are {@link RpcException}s with code SERIALIZATION_ERROR. */
+    public EncodedPayload encode(Object value) {
+        List<BufferObject> outOfBand = new ArrayList<>(0);
+        try {
+            byte[] inBand = fory.serialize(value, buffer -> {
+                if (buffer.totalBytes() >= outOfBandThreshold) {
+                    outOfBand.add(buffer);
+                    return false;
+                }
+                return true;
+            });
+            return new EncodedPayload(inBand, outOfBand);
+        } catch (RuntimeException | StackOverflowError e) {
+            throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
+                    "cannot encode a value of type " + typeName(value) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Decodes a value. The buffers are only read during the call; nothing decoded aliases them.
+     */
+    public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand) {
+        try {
+            MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
+            if (outOfBand.isEmpty()) {
+                return fory.deserialize(stream);
+            }
+            List<MemoryBuffer> buffers = new ArrayList<>(outOfBand.size());
+            for (ByteBuffer buffer : outOfBand) {
+                buffers.add(MemoryBuffer.fromByteBuffer(buffer));
+            }
+            return fory.deserialize(stream, buffers);
+        } catch (RuntimeException | StackOverflowError e) {
+            throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
+                    "cannot decode a message: " + e.getMessage(), e);
+        }
+    }
+
+    /** Decodes a value expected to be of {@code type}, failing clearly for anything else. */
+    public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, Class<T> type) {
+        Object value = decode(inBand, outOfBand);
+        if (!type.isInstance(value)) {
+            throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
+                    "expected a " + type.getName() + " but the message held " + typeName(value)
+                            + " (is the class missing or different on this worker?)");
+        }
+        return type.cast(value);
+    }
+
+    private static String typeName(Object value) {
+        return value == null ? "null" : value.getClass().getName();
+    }
+
+    /** Collects registrations, then applies them to every Fory instance of the pool. */
+    private static final class Registry implements TypeRegistry {
+        private final List<Consumer<Fory>> actions = new ArrayList<>();
+        private boolean userMode;
+
+        @Override
+        public void register(Class<?> type, int id) {
+            checkId(type, id);
+            actions.add(f -> f.register(type, id));
+        }
+
+        @Override
+        public void register(Class<?> type, int id, Function<TypeResolver, Serializer<?>> serializerFactory) {
+            checkId(type, id);
+            actions.add(f -> {
+                f.register(type, id);
+                f.registerSerializer(type, serializerFactory);
+            });
+        }
+
+        private void checkId(Class<?> type, int id) {
+            if (userMode && id < FIRST_USER_ID) {
+                throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "type id " + id + " of " + type.getName()
+                        + " is reserved for Ferry; extensions use ids from " + FIRST_USER_ID);
+            }
+        }
+
+        Consumer<Fory> apply() {
+            List<Consumer<Fory>> snapshot = List.copyOf(actions);
+            return f -> snapshot.forEach(action -> action.accept(f));
+        }
+    }
+}

@@ -1,0 +1,30 @@
+package dev.ferry.rpc.internal.serial;
+
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.spi.TypeRegistry;
+
+import java.util.List;
+
+/**
+ * The explicit, stable type ids of Ferry's own wire types. Ids are part of the wire format:
+ * never renumber or reuse one; append new types with new ids below {@link TypeRegistry#FIRST_USER_ID}.
+ */
+public final class WireTypes {
+    private static final List<Class<?>> TYPES_BY_ID_FROM_300 = List.of(
+            FunctionRef.class,        // 300
+            CallRequest.class,        // 301
+            RemoteErrorInfo.class,    // 302
+            RemoteErrorInfo.Frame.class, // 303
+            WorkerInfo.class          // 304
+    );
+    private static final int FIRST_ID = 300;
+
+    private WireTypes() {
+    }
+
+    static void registerAll(TypeRegistry registry) {
+        for (int i = 0; i < TYPES_BY_ID_FROM_300.size(); i++) {
+            registry.register(TYPES_BY_ID_FROM_300.get(i), FIRST_ID + i);
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package dev.ferry.rpc.internal.transport;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Moves framed messages between workers. A transport listens for connections, opens connections
+ * to addresses, and reports what arrives to its {@link TransportListener}. It knows nothing of
+ * calls, workers or handshakes: those are the agent's.
+ */
+public interface Transport extends AutoCloseable {
+
+    /** Starts listening; returns the address peers connect to ({@code host:port} for TCP). */
+    String start(TransportListener listener);
+
+    /** Opens a connection to {@code address}; the future fails if that is not possible. */
+    CompletableFuture<Connection> connect(String address);
+
+    /** A short description for debug info, e.g. {@code "netty-epoll"}. */
+    String describe();
+
+    /** Closes every connection and stops listening; waits until the transport's threads end. */
+    @Override
+    void close();
+}

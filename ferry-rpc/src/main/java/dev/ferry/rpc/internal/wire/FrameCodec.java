@@ -1,0 +1,184 @@
+package dev.ferry.rpc.internal.wire;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.CallHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import org.apache.fory.memory.MemoryBuffer;
+import org.apache.fory.serializer.BufferObject;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Ferry's frame format. Every frame is a 4-byte big-endian length followed by that many bytes:
+ *
+ * <pre>
+ * +--------+---------+------+-------+--------+---------------+--------+----------+-------+------------------+
+ * | length | version | kind | flags |   id   | header length | header | body len | body  | buffers          |
+ * | int32  |  u8 (1) |  u8  |  u16  | int64  |    int32 H    | H bytes| int32 B  | B     | int32 K, then K x|
+ * |        |         |      |       |        |               |        |          | bytes | (int32 n, n bytes)|
+ * +--------+---------+------+-------+--------+---------------+--------+----------+-------+------------------+
+ * header: u16 count, then per entry: u8 name length, UTF-8 name, int32 value length, value bytes
+ * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
+ * </pre>
+ *
+ * The out-of-band buffers are written straight from their sources into the outgoing buffer,
+ * never through the object stream.
+ */
+public final class FrameCodec {
+    public static final int VERSION = 1;
+    /** Bytes before the header: version, kind, flags, id, header length. */
+    private static final int FIXED = 1 + 1 + 2 + 8 + 4;
+
+    private FrameCodec() {
+    }
+
+    /** Size of the frame without the length prefix. */
+    public static long frameSize(OutboundMessage message, byte[] header) {
+        long size = FIXED + header.length + 4L + message.payload().inBand().length + 4L;
+        for (BufferObject buffer : message.payload().outOfBand()) {
+            size += 4L + buffer.totalBytes();
+        }
+        return size;
+    }
+
+    /** Encodes the headers as the header section. */
+    public static byte[] encodeHeaders(CallHeaders headers) {
+        if (headers.isEmpty()) {
+            return new byte[] {0, 0};
+        }
+        Map<String, byte[]> raw = headers.raw();
+        int size = 2;
+        List<byte[]> names = new ArrayList<>(raw.size());
+        for (Map.Entry<String, byte[]> entry : raw.entrySet()) {
+            byte[] name = entry.getKey().getBytes(StandardCharsets.UTF_8);
+            names.add(name);
+            size += 1 + name.length + 4 + entry.getValue().length;
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        out.putShort((short) raw.size());
+        int i = 0;
+        for (byte[] value : raw.values()) {
+            byte[] name = names.get(i++);
+            out.put((byte) name.length).put(name).putInt(value.length).put(value);
+        }
+        return out.array();
+    }
+
+    /** Writes the whole frame, length prefix included, into a new buffer from {@code alloc}. */
+    public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes) {
+        byte[] header = encodeHeaders(message.headers());
+        long size = frameSize(message, header);
+        if (size > maxFrameBytes) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "message of " + size
+                    + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
+        }
+        ByteBuf out = alloc.directBuffer((int) size + 4);
+        try {
+            out.writeInt((int) size);
+            out.writeByte(VERSION);
+            out.writeByte(message.kind().code());
+            out.writeShort(0);
+            out.writeLong(message.id());
+            out.writeInt(header.length);
+            out.writeBytes(header);
+            byte[] body = message.payload().inBand();
+            out.writeInt(body.length);
+            out.writeBytes(body);
+            List<BufferObject> buffers = message.payload().outOfBand();
+            out.writeInt(buffers.size());
+            for (BufferObject buffer : buffers) {
+                int length = buffer.totalBytes();
+                out.writeInt(length);
+                int at = out.writerIndex();
+                buffer.writeTo(MemoryBuffer.fromByteBuffer(out.nioBuffer(at, length)));
+                out.writerIndex(at + length);
+            }
+            return out;
+        } catch (RuntimeException e) {
+            out.release();
+            throw e;
+        }
+    }
+
+    /**
+     * Decodes one frame (without its length prefix). Throws {@link RpcException} with
+     * PROTOCOL_ERROR for anything malformed; the caller then closes the connection.
+     */
+    public static InboundMessage decode(ByteBuf frame) {
+        try {
+            int version = frame.readUnsignedByte();
+            if (version != VERSION) {
+                throw protocol("unsupported frame version " + version + " (this worker speaks " + VERSION + ")");
+            }
+            int kindCode = frame.readUnsignedByte();
+            MessageKind kind = MessageKind.of(kindCode);
+            if (kind == null) {
+                throw protocol("unknown message kind " + kindCode);
+            }
+            frame.readUnsignedShort();
+            long id = frame.readLong();
+            CallHeaders headers = decodeHeaders(frame, readLength(frame, "header"));
+            ByteBuffer body = copy(frame, readLength(frame, "body"));
+            int count = readCount(frame);
+            List<ByteBuffer> buffers = count == 0 ? List.of() : new ArrayList<>(count);
+            for (int i = 0; i < count; i++) {
+                buffers.add(copy(frame, readLength(frame, "buffer")));
+            }
+            if (frame.isReadable()) {
+                throw protocol(frame.readableBytes() + " unexpected trailing bytes in a frame");
+            }
+            return new InboundMessage(kind, id, headers, body, buffers);
+        } catch (IndexOutOfBoundsException e) {
+            throw protocol("truncated frame: " + e.getMessage());
+        }
+    }
+
+    private static CallHeaders decodeHeaders(ByteBuf frame, int length) {
+        ByteBuf section = frame.readSlice(length);
+        int count = section.readUnsignedShort();
+        if (count == 0) {
+            return CallHeaders.empty();
+        }
+        Map<String, byte[]> raw = new LinkedHashMap<>();
+        for (int i = 0; i < count; i++) {
+            int nameLength = section.readUnsignedByte();
+            String name = section.readCharSequence(nameLength, StandardCharsets.UTF_8).toString();
+            byte[] value = new byte[readLength(section, "header value")];
+            section.readBytes(value);
+            raw.put(name, value);
+        }
+        return CallHeaders.ofRaw(raw);
+    }
+
+    private static int readLength(ByteBuf in, String what) {
+        int length = in.readInt();
+        if (length < 0 || length > in.readableBytes()) {
+            throw protocol("bad " + what + " length " + length + " (" + in.readableBytes() + " bytes left)");
+        }
+        return length;
+    }
+
+    private static int readCount(ByteBuf in) {
+        int count = in.readInt();
+        if (count < 0 || count > in.readableBytes() / 4) {
+            throw protocol("bad buffer count " + count);
+        }
+        return count;
+    }
+
+    private static ByteBuffer copy(ByteBuf frame, int length) {
+        byte[] bytes = new byte[length];
+        frame.readBytes(bytes);
+        return ByteBuffer.wrap(bytes);
+    }
+
+    private static RpcException protocol(String message) {
+        return new RpcException(RpcException.Code.PROTOCOL_ERROR, message);
+    }
+}

@@ -1,0 +1,22 @@
+package dev.ferry.rpc.internal.wire;
+
+import dev.ferry.rpc.spi.CallHeaders;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+/**
+ * A message read from the wire, its payload still encoded. The buffers are the message's own
+ * (copied out of the transport's buffers), so it may be decoded on any thread, at any time.
+ */
+public record InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand,
+                             List<ByteBuffer> outOfBand) {
+    /** Bytes of payload, for metrics and logs. */
+    public long payloadBytes() {
+        long total = inBand.remaining();
+        for (ByteBuffer buffer : outOfBand) {
+            total += buffer.remaining();
+        }
+        return total;
+    }
+}
