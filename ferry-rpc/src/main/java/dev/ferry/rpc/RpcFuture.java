@@ -66,8 +66,12 @@ import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
  * {@link #addDoneCallback} run in registration order, once, after the future completes with a
  * value or a failure. A callback added to a complete future runs inline, on the adding thread;
  * otherwise it runs on the thread that completes the future (for RPC replies, an agent thread).
- * Callbacks should therefore be short and must not block; use {@link #value()} inside them, not
- * {@link #await()}.
+ * Two exceptions keep the order and the stack safe: if the completing thread is still running the
+ * earlier callbacks, a new one is queued behind them on that thread; and when callbacks complete
+ * futures nested more than {@value CallbackQueue#MAX_NESTED_FIRES} deep, the deeper callbacks run
+ * on the same thread just after the current outermost callback returns, so a chain of any length
+ * cannot overflow the stack. Callbacks should therefore be short and must not block; use
+ * {@link #value()} inside them ({@link #await()} on the future passed in is fine too, it is done).
  *
  * <h2>Do not block transport threads</h2>
  * Calling {@link #await()} (or {@link #waitAll}) on a transport thread while the future is not

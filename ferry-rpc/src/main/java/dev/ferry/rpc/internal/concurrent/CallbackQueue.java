@@ -22,15 +22,29 @@ import org.slf4j.LoggerFactory;
  * callbacks.add(() -> log.info("third"));    // already fired: runs inline
  * }</pre>
  *
- * <p>A callback that throws is logged and skipped; it never stops the callbacks after it. Callbacks
- * run recursively on the completing thread when they complete other futures (as in PyTorch), so a
- * chain of many thousands of futures registered before the first completes can exhaust the stack.
+ * <p>A callback that throws is logged and skipped; it never stops the callbacks after it.
+ *
+ * <h2>Nested completion</h2>
+ * A callback that completes another future (as every {@code then} callback does) fires that
+ * future's queue right away, on the same thread, as PyTorch does. To keep a long chain of futures
+ * from overflowing the stack, once {@value #MAX_NESTED_FIRES} queues are firing inside each other
+ * on one thread, a further queue is deferred: the outermost queue on the thread drains it as soon
+ * as its current callback returns (CompletableFuture and Netty's promises bound the stack the same
+ * way). Its future is already complete meanwhile; only its callbacks wait. A callback that blocks
+ * until such a deferred callback has run would wait forever: one more reason callbacks must not
+ * block.
  *
  * <p>This class is thread-safe. Callbacks never run while its lock is held.
  */
 public final class CallbackQueue {
     private static final Logger log = LoggerFactory.getLogger(CallbackQueue.class);
 
+    /** How many queues may fire inside each other on one thread before further ones are deferred. */
+    public static final int MAX_NESTED_FIRES = 32;
+
+    private static final ThreadLocal<Nesting> NESTING = ThreadLocal.withInitial(Nesting::new);
+
+    // RUNNING: fired, and its callbacks are being run now or it waits in a thread's deferred queue.
     private enum State { OPEN, RUNNING, DRAINED }
 
     // Guarded by this. Allocated on first use: most RPC futures get zero or one callback.
@@ -52,7 +66,8 @@ public final class CallbackQueue {
     }
 
     /**
-     * Runs the callbacks added so far, and any added while they run, on this thread.
+     * Runs the callbacks added so far, and any added while they run, on this thread (deferred
+     * within this thread when nested too deeply; see the class comment).
      *
      * @throws IllegalStateException if the queue has fired before
      */
@@ -63,6 +78,20 @@ public final class CallbackQueue {
             }
             state = State.RUNNING;
         }
+        Nesting nesting = NESTING.get();
+        if (nesting.depth >= MAX_NESTED_FIRES) {
+            nesting.deferred.add(this);
+            return;
+        }
+        nesting.depth++;
+        try {
+            drain(nesting);
+        } finally {
+            nesting.depth--;
+        }
+    }
+
+    private void drain(Nesting nesting) {
         for (;;) {
             Runnable next;
             synchronized (this) {
@@ -74,12 +103,35 @@ public final class CallbackQueue {
                 }
             }
             runSafely(next);
+            if (nesting.depth == 1) {
+                // The outermost queue on this thread: finish what deeper nesting deferred before
+                // starting this queue's next callback, so a chain completes before its siblings run.
+                nesting.drainDeferred();
+            }
         }
     }
 
     /** Number of callbacks waiting to run; for diagnostics ({@code toString}) only. */
     public synchronized int pendingCount() {
         return pending == null ? 0 : pending.size();
+    }
+
+    /** Per-thread nesting of {@link #fire()} calls and the queues deferred because of it. */
+    private static final class Nesting {
+        int depth;
+        final ArrayDeque<CallbackQueue> deferred = new ArrayDeque<>();
+
+        void drainDeferred() {
+            CallbackQueue queue;
+            while ((queue = deferred.poll()) != null) {
+                depth++;
+                try {
+                    queue.drain(this);
+                } finally {
+                    depth--;
+                }
+            }
+        }
     }
 
     private static void runSafely(Runnable callback) {
