@@ -1,0 +1,71 @@
+package dev.ferry.rpc.internal.concurrent;
+
+import java.util.Objects;
+
+import dev.ferry.rpc.RpcFuture;
+
+/**
+ * The agent's write side of {@link RpcFuture}: completion that reports, instead of throwing,
+ * whether it won. The agent races a reply against its timeout and against shutdown; whichever
+ * comes first completes the future and the others see {@code false}.
+ *
+ * <pre>{@code
+ * RpcFuture<Object> reply = new RpcFuture<>();
+ * timer.schedule(() -> FutureCompleter.tryFail(reply, new RpcException(Code.TIMEOUT, "...")), 5, SECONDS);
+ * boolean won = FutureCompleter.tryComplete(reply, decoded);   // false if the timeout came first
+ * }</pre>
+ *
+ * <p>Users complete futures with {@link RpcFuture#setResult} / {@link RpcFuture#setException},
+ * which throw on a second completion as PyTorch's do; these non-throwing variants stay out of the
+ * public API. {@link RpcFuture} hands its package-private methods to this class once, when it is
+ * initialized (the JDK's "shared secrets" pattern), so no reflection is involved.
+ *
+ * <p>This class is thread-safe.
+ */
+public final class FutureCompleter {
+    /** Implemented by {@link RpcFuture}; not for any other use. */
+    public interface Access {
+        <T> boolean tryComplete(RpcFuture<T> future, T value);
+
+        boolean tryFail(RpcFuture<?> future, Throwable failure);
+    }
+
+    private static volatile Access access;
+
+    private FutureCompleter() {
+    }
+
+    /**
+     * Called once by {@link RpcFuture}'s static initializer.
+     *
+     * @throws IllegalStateException on a second call
+     */
+    public static synchronized void setAccess(Access rpcFutureAccess) {
+        if (access != null) {
+            throw new IllegalStateException("RpcFuture access is already set");
+        }
+        access = Objects.requireNonNull(rpcFutureAccess, "rpcFutureAccess");
+    }
+
+    /**
+     * Completes {@code future} with {@code value} (null allowed) unless it is already complete.
+     *
+     * @return true if this call completed the future, false if it was already complete
+     */
+    public static <T> boolean tryComplete(RpcFuture<T> future, T value) {
+        Objects.requireNonNull(future, "future");
+        // Non-null here: an RpcFuture instance exists, so its class initializer has run.
+        return access.tryComplete(future, value);
+    }
+
+    /**
+     * Fails {@code future} with {@code failure} unless it is already complete.
+     *
+     * @return true if this call completed the future, false if it was already complete
+     */
+    public static boolean tryFail(RpcFuture<?> future, Throwable failure) {
+        Objects.requireNonNull(future, "future");
+        Objects.requireNonNull(failure, "failure");
+        return access.tryFail(future, failure);
+    }
+}
