@@ -34,6 +34,8 @@ import org.slf4j.LoggerFactory;
 final class ServerConnection {
     private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
 
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
+
     private final Socket socket;
     private final String peer;
     private final KeyValueTable table;
@@ -60,7 +62,10 @@ final class ServerConnection {
     /** The reader loop; returns when the peer disconnects, misbehaves or the connection is closed. */
     void serve() {
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()))) {
+            // A peer that connects and never says HELLO (a port scanner) must not hold a thread forever.
+            socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
             handshake(in);
+            socket.setSoTimeout(0);
             while (!closed.get()) {
                 Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
                 dispatch(frame.id(), StoreRequest.decode(frame));
