@@ -1,0 +1,231 @@
+package dev.ferry.rpc.internal.store;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcException.Code;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server side of one client connection: reads requests on its own virtual thread, answers
+ * quick ones inline and hands each request that must wait for keys to a waiter thread, so a parked
+ * GET never holds up the connection's other requests.
+ *
+ * <pre>
+ *  socket ──▶ reader thread ──┬─ SET/ADD/CHECK/... ─▶ KeyValueTable ─▶ reply
+ *                             └─ GET/WAIT (key missing) ─▶ waiter thread ─ await ─▶ reply
+ * </pre>
+ * Replies from the reader and the waiters share the socket under one write lock.
+ *
+ * <p>Any protocol violation closes this connection only. This class is thread-safe.
+ */
+final class ServerConnection {
+    private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
+
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
+
+    private final Socket socket;
+    private final String peer;
+    private final KeyValueTable table;
+    private final ThreadTracker waiters;
+    private final Consumer<ServerConnection> onClose;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final OutputStream out;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    ServerConnection(Socket socket, KeyValueTable table, ThreadTracker waiters,
+                     Consumer<ServerConnection> onClose) throws IOException {
+        this.socket = socket;
+        this.peer = String.valueOf(socket.getRemoteSocketAddress());
+        this.table = table;
+        this.waiters = waiters;
+        this.onClose = onClose;
+        this.out = new BufferedOutputStream(socket.getOutputStream());
+    }
+
+    String peer() {
+        return peer;
+    }
+
+    /** The reader loop; returns when the peer disconnects, misbehaves or the connection is closed. */
+    void serve() {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()))) {
+            // A peer that connects and never says HELLO (a port scanner) must not hold a thread forever.
+            socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
+            handshake(in);
+            socket.setSoTimeout(0);
+            while (!closed.get()) {
+                Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
+                dispatch(frame.id(), StoreRequest.decode(frame));
+            }
+        } catch (ProtocolException e) {
+            log.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
+        } catch (EOFException e) {
+            log.debug("Store client {} disconnected", peer);
+        } catch (IOException e) {
+            if (!closed.get()) {
+                log.debug("Store client {} connection failed: {}", peer, e.toString());
+            }
+        } finally {
+            close();
+        }
+    }
+
+    private void handshake(DataInputStream in) throws IOException {
+        Frame hello = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
+        if (hello.type() != StoreProtocol.OP_HELLO) {
+            throw new ProtocolException("expected HELLO as first frame, got type " + hello.type());
+        }
+        int magic = hello.body().readInt();
+        short version = hello.body().readShort();
+        hello.body().expectEnd();
+        if (magic != StoreProtocol.MAGIC) {
+            throw new ProtocolException("bad magic 0x" + Integer.toHexString(magic) + ", not a Ferry store client");
+        }
+        if (version != StoreProtocol.VERSION) {
+            reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_ERROR)
+                    .putString(Code.PROTOCOL_ERROR.name())
+                    .putString("unsupported store protocol version " + version + ", server speaks "
+                            + StoreProtocol.VERSION)
+                    .toByteArray());
+            throw new ProtocolException("unsupported protocol version " + version);
+        }
+        reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_OK).putShort(StoreProtocol.VERSION).toByteArray());
+    }
+
+    private void dispatch(int id, StoreRequest request) throws IOException {
+        switch (request) {
+            case StoreRequest.Get get -> awaitKeys(id, List.of(get.key()), get.timeoutMillis(), true);
+            case StoreRequest.Wait wait -> awaitKeys(id, wait.keys(), wait.timeoutMillis(), false);
+            default -> reply(execute(id, request));
+        }
+    }
+
+    private byte[] execute(int id, StoreRequest request) {
+        try {
+            return switch (request) {
+                case StoreRequest.Set set -> {
+                    table.set(set.key(), set.value());
+                    yield ok(id).toByteArray();
+                }
+                case StoreRequest.Add add -> ok(id).putLong(table.add(add.key(), add.delta())).toByteArray();
+                case StoreRequest.CompareSet cas ->
+                        ok(id).putBytes(table.compareSet(cas.key(), cas.expected(), cas.desired())).toByteArray();
+                case StoreRequest.Check check -> ok(id).putBoolean(table.containsAll(check.keys())).toByteArray();
+                case StoreRequest.Delete delete -> ok(id).putBoolean(table.delete(delete.key())).toByteArray();
+                case StoreRequest.NumKeys numKeys -> ok(id).putLong(table.size()).toByteArray();
+                case StoreRequest.Get get -> throw new IllegalStateException("GET is dispatched to a waiter");
+                case StoreRequest.Wait wait -> throw new IllegalStateException("WAIT is dispatched to a waiter");
+            };
+        } catch (RpcException e) {
+            // A bad counter value is the caller's mistake, not a reason to drop the connection.
+            return error(id, e.code(), e.getMessage());
+        }
+    }
+
+    private void awaitKeys(int id, List<String> keys, long timeoutMillis, boolean returnValue) throws IOException {
+        KeyValueTable.WaitResult now = table.peek(keys);
+        if (now.satisfied()) {
+            reply(satisfied(id, now, returnValue));
+            return;
+        }
+        waiters.start("ferry-store-wait-" + peer + "#" + id,
+                new ParkedWait(id, keys, Duration.ofMillis(timeoutMillis), returnValue));
+    }
+
+    /** A GET or WAIT parked until its keys appear, its deadline passes or the connection goes. */
+    private final class ParkedWait implements Runnable {
+        private final int id;
+        private final List<String> keys;
+        private final Duration timeout;
+        private final boolean returnValue;
+
+        ParkedWait(int id, List<String> keys, Duration timeout, boolean returnValue) {
+            this.id = id;
+            this.keys = keys;
+            this.timeout = timeout;
+            this.returnValue = returnValue;
+        }
+
+        @Override
+        public void run() {
+            byte[] reply;
+            try {
+                KeyValueTable.WaitResult result = table.await(keys, Deadline.after(timeout), closed::get);
+                if (result.cancelled()) {
+                    return;
+                }
+                reply = result.satisfied()
+                        ? satisfied(id, result, returnValue)
+                        : FrameBuilder.start(id, StoreProtocol.STATUS_TIMEOUT).putStrings(result.missingKeys())
+                                .toByteArray();
+            } catch (KeyValueTable.ClosedException e) {
+                reply = error(id, Code.SHUTDOWN, "TcpStore server is shutting down");
+            } catch (InterruptedException e) {
+                return;
+            }
+            try {
+                reply(reply);
+            } catch (IOException e) {
+                log.debug("Could not answer store client {}: {}", peer, e.toString());
+                close();
+            }
+        }
+    }
+
+    private static byte[] satisfied(int id, KeyValueTable.WaitResult result, boolean returnValue) {
+        FrameBuilder reply = ok(id);
+        if (returnValue) {
+            reply.putBytes(result.value());
+        }
+        return reply.toByteArray();
+    }
+
+    private static FrameBuilder ok(int id) {
+        return FrameBuilder.start(id, StoreProtocol.STATUS_OK);
+    }
+
+    private static byte[] error(int id, Code code, String message) {
+        return FrameBuilder.start(id, StoreProtocol.STATUS_ERROR).putString(code.name()).putString(message)
+                .toByteArray();
+    }
+
+    private void reply(byte[] frame) throws IOException {
+        writeLock.lock();
+        try {
+            if (closed.get()) {
+                throw new SocketException("connection to " + peer + " already closed");
+            }
+            out.write(frame);
+            out.flush();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** Closes the socket and releases this connection's parked waits. Idempotent. */
+    void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            socket.close();
+        } catch (IOException e) {
+            log.debug("Closing store client socket {}: {}", peer, e.toString());
+        }
+        table.wakeAll();
+        onClose.accept(this);
+    }
+}

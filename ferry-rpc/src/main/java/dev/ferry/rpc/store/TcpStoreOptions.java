@@ -1,0 +1,131 @@
+package dev.ferry.rpc.store;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.internal.store.StoreArguments;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Immutable options of a {@link TcpStore}: where the server is, whether this process hosts it, and
+ * the default timeout (used to connect, and by blocking calls that give none).
+ *
+ * <pre>{@code
+ * TcpStoreOptions options = TcpStoreOptions.builder()
+ *         .host("10.0.0.1").port(29500)
+ *         .server(rank == 0)
+ *         .timeout(Duration.ofSeconds(60))
+ *         .build();
+ * }</pre>
+ *
+ * <p>Instances are immutable and thread-safe.
+ */
+public final class TcpStoreOptions {
+    /** c10d's default TCPStore timeout. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(300);
+
+    private final String host;
+    private final int port;
+    private final boolean server;
+    private final Duration timeout;
+
+    private TcpStoreOptions(Builder builder) {
+        this.host = builder.host;
+        this.port = builder.port;
+        this.server = builder.server;
+        this.timeout = builder.timeout;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The server's host name or address; the server binds it, clients connect to it. */
+    public String host() {
+        return host;
+    }
+
+    /** The server's port; 0 (only with {@link #server()}) binds an ephemeral port. */
+    public int port() {
+        return port;
+    }
+
+    /** Whether this process starts the server (PyTorch's {@code is_master}, normally rank 0). */
+    public boolean server() {
+        return server;
+    }
+
+    /** How long to keep trying to connect, and the store's default wait timeout; ZERO: forever. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** A copy with a different {@link #timeout()}. */
+    public TcpStoreOptions withTimeout(Duration timeout) {
+        return toBuilder().timeout(timeout).build();
+    }
+
+    public Builder toBuilder() {
+        return new Builder().host(host).port(port).server(server).timeout(timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "TcpStoreOptions[" + host + ":" + port + (server ? ", server" : "") + ", timeout=" + timeout + "]";
+    }
+
+    /** Builds {@link TcpStoreOptions}. Not thread-safe. */
+    public static final class Builder {
+        private String host = "127.0.0.1";
+        private int port = -1;
+        private boolean server;
+        private Duration timeout = DEFAULT_TIMEOUT;
+
+        private Builder() {
+        }
+
+        /** Default {@code 127.0.0.1}. */
+        public Builder host(String host) {
+            this.host = Objects.requireNonNull(host, "host");
+            return this;
+        }
+
+        /** Required. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** Default false. */
+        public Builder server(boolean server) {
+            this.server = server;
+            return this;
+        }
+
+        /** Default {@link #DEFAULT_TIMEOUT}; ZERO means forever. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = StoreArguments.timeout(timeout);
+            return this;
+        }
+
+        /**
+         * @throws RpcException INVALID_ARGUMENT if the port is unset or out of range, or port 0 is
+         *     given to a client (it cannot know which port the server got)
+         */
+        public TcpStoreOptions build() {
+            if (host.isBlank()) {
+                throw new RpcException(Code.INVALID_ARGUMENT, "TcpStore host must not be blank");
+            }
+            if (port < 0 || port > 65535) {
+                throw new RpcException(Code.INVALID_ARGUMENT, port == -1
+                        ? "TcpStore port is required"
+                        : "TcpStore port must be in 0..65535, got " + port);
+            }
+            if (port == 0 && !server) {
+                throw new RpcException(Code.INVALID_ARGUMENT,
+                        "TcpStore port 0 (ephemeral) only makes sense for the server; clients need the real port");
+            }
+            return new TcpStoreOptions(this);
+        }
+    }
+}
