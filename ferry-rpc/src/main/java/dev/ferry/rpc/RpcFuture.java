@@ -17,6 +17,7 @@ import java.util.function.Function;
 
 import dev.ferry.rpc.internal.concurrent.CallbackQueue;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
+import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 
 /**
@@ -193,12 +194,15 @@ public final class RpcFuture<T> {
         Object outcome = state.getNow(INCOMPLETE);
         if (outcome == INCOMPLETE) {
             checkMayBlock();
+            ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
             try {
                 outcome = state.get();
             } catch (InterruptedException e) {
                 throw interrupted(e);
             } catch (ExecutionException e) {
                 throw new RpcException(RpcException.Code.INTERNAL, "Future state failed unexpectedly", e);
+            } finally {
+                ManagedBlocking.afterBlocking(permit);
             }
         }
         return report(outcome);
@@ -216,6 +220,7 @@ public final class RpcFuture<T> {
         Object outcome = state.getNow(INCOMPLETE);
         if (outcome == INCOMPLETE) {
             checkMayBlock();
+            ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
             try {
                 outcome = state.get(saturatedNanos(timeout), TimeUnit.NANOSECONDS);
             } catch (InterruptedException e) {
@@ -224,6 +229,8 @@ public final class RpcFuture<T> {
                 throw new RpcException(RpcException.Code.TIMEOUT, "Future did not complete within " + timeout);
             } catch (ExecutionException e) {
                 throw new RpcException(RpcException.Code.INTERNAL, "Future state failed unexpectedly", e);
+            } finally {
+                ManagedBlocking.afterBlocking(permit);
             }
         }
         return report(outcome);

@@ -1,0 +1,216 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.internal.agent.CurrentAgent;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * PyTorch's {@code torch.distributed.rpc} module API, as static methods over the current agent:
+ * the process-wide agent started by {@link #initRpc}, or, inside a function running on behalf of
+ * a remote caller, the agent running it (so functions can make nested calls with
+ * {@code Rpc.rpcSync(...)} whichever agent runs them, even with several agents in one JVM).
+ *
+ * <pre>{@code
+ * Rpc.initRpc("worker0", 0, 2);               // blocks until worker1 has joined too
+ * int seven = Rpc.rpcSync("worker1", Math::addExact, 3, 4);
+ * RpcFuture<Integer> f = Rpc.rpcAsync("worker1", Math::multiplyExact, 6, 7);
+ * Rpc.shutdown();                              // graceful: waits for worker1
+ * }</pre>
+ */
+public final class Rpc {
+    private static final Object LOCK = new Object();
+    private static volatile RpcAgent global;
+
+    private Rpc() {
+    }
+
+    /** Starts the process-wide agent; rank and world size from {@code RANK} / {@code WORLD_SIZE}. */
+    public static RpcAgent initRpc(String name) {
+        return initRpc(name, BackendType.NETTY, -1, -1, RpcBackendOptions.defaults());
+    }
+
+    /** Starts the process-wide agent with the default backend and options. */
+    public static RpcAgent initRpc(String name, int rank, int worldSize) {
+        return initRpc(name, BackendType.NETTY, rank, worldSize, RpcBackendOptions.defaults());
+    }
+
+    /**
+     * Starts the process-wide agent (PyTorch's {@code init_rpc}). A negative rank or world size is
+     * read from {@code RANK} / {@code WORLD_SIZE}. Blocks until every worker has joined.
+     *
+     * @throws RpcException {@link RpcException.Code#ILLEGAL_STATE} if RPC is already initialized
+     *                      in this process; other codes for bad arguments or a failed rendezvous
+     */
+    public static RpcAgent initRpc(String name, BackendType backend, int rank, int worldSize, RpcBackendOptions options) {
+        synchronized (LOCK) {
+            if (global != null) {
+                throw new RpcException(RpcException.Code.ILLEGAL_STATE, "RPC is already initialized in this process"
+                        + " (as " + global.getWorkerInfo().name() + "); shut it down before initializing again");
+            }
+            global = RpcAgents.start(name, backend, rank, worldSize, options);
+            return global;
+        }
+    }
+
+    /** True: Ferry's RPC needs nothing beyond its jars. Use {@link #isInitialized()} for state. */
+    public static boolean isAvailable() {
+        return true;
+    }
+
+    /** Whether {@link #initRpc} started an agent that is still running. */
+    public static boolean isInitialized() {
+        RpcAgent agent = global;
+        return agent != null && agent.isRunning();
+    }
+
+    /** The agent the static methods use; see the class description. */
+    public static RpcAgent current() {
+        RpcAgent handling = CurrentAgent.handling();
+        if (handling != null) {
+            return handling;
+        }
+        RpcAgent agent = global;
+        if (agent == null) {
+            throw new RpcException(RpcException.Code.NOT_INITIALIZED,
+                    "RPC has not been initialized. Call Rpc.initRpc first.");
+        }
+        return agent;
+    }
+
+    public static WorkerInfo getWorkerInfo() {
+        return current().getWorkerInfo();
+    }
+
+    public static WorkerInfo getWorkerInfo(String name) {
+        return current().getWorkerInfo(name);
+    }
+
+    public static WorkerInfo getWorkerInfo(int id) {
+        return current().getWorkerInfo(id);
+    }
+
+    public static List<WorkerInfo> getWorkerInfos() {
+        return current().getWorkerInfos();
+    }
+
+    /** A target on the current agent: a worker by name. */
+    public static RpcTarget to(String name) {
+        return current().to(name);
+    }
+
+    /** A target on the current agent: a worker by id (rank). */
+    public static RpcTarget to(int id) {
+        return current().to(id);
+    }
+
+    /** A target on the current agent. */
+    public static RpcTarget to(WorkerInfo worker) {
+        return current().to(worker);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <R> R rpcSync(String to, RpcFunction0<R> function) {
+        return current().rpcSync(to, function);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <R> RpcFuture<R> rpcAsync(String to, RpcFunction0<R> function) {
+        return current().rpcAsync(to, function);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <A, R> R rpcSync(String to, RpcFunction1<A, R> function, A a) {
+        return current().rpcSync(to, function, a);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <A, R> RpcFuture<R> rpcAsync(String to, RpcFunction1<A, R> function, A a) {
+        return current().rpcAsync(to, function, a);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <A, B, R> R rpcSync(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return current().rpcSync(to, function, a, b);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <A, B, R> RpcFuture<R> rpcAsync(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return current().rpcAsync(to, function, a, b);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <A, B, C, R> R rpcSync(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return current().rpcSync(to, function, a, b, c);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <A, B, C, R> RpcFuture<R> rpcAsync(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return current().rpcAsync(to, function, a, b, c);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <A, B, C, D, R> R rpcSync(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return current().rpcSync(to, function, a, b, c, d);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <A, B, C, D, R> RpcFuture<R> rpcAsync(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return current().rpcAsync(to, function, a, b, c, d);
+    }
+
+    /** {@link RpcAgent#rpcSync} on the current agent. */
+    public static <A, B, C, D, E, R> R rpcSync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return current().rpcSync(to, function, a, b, c, d, e);
+    }
+
+    /** {@link RpcAgent#rpcAsync} on the current agent. */
+    public static <A, B, C, D, E, R> RpcFuture<R> rpcAsync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return current().rpcAsync(to, function, a, b, c, d, e);
+    }
+    public static Duration getRpcTimeout() {
+        return current().getRpcTimeout();
+    }
+
+    public static void setRpcTimeout(Duration timeout) {
+        current().setRpcTimeout(timeout);
+    }
+
+    public static Map<String, Object> allGather(Object value) {
+        return current().allGather(value);
+    }
+
+    public static void barrier() {
+        current().barrier();
+    }
+
+    /** Graceful shutdown of the process-wide agent. */
+    public static void shutdown() {
+        shutdown(true, Duration.ZERO);
+    }
+
+    /**
+     * Shuts the process-wide agent down (see {@link RpcAgent#shutdown(boolean, Duration)});
+     * afterwards {@link #initRpc} may be called again.
+     */
+    public static void shutdown(boolean graceful, Duration timeout) {
+        RpcAgent agent;
+        synchronized (LOCK) {
+            agent = global;
+            if (agent == null) {
+                throw new RpcException(RpcException.Code.NOT_INITIALIZED,
+                        "RPC has not been initialized. Call Rpc.initRpc first.");
+            }
+        }
+        try {
+            agent.shutdown(graceful, timeout);
+        } finally {
+            synchronized (LOCK) {
+                if (global == agent) {
+                    global = null;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,418 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.RemoteFunction;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.concurrent.FutureCompleter;
+import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.serial.CallRequest;
+import dev.ferry.rpc.internal.serial.ClassPolicy;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.serial.FunctionPolicy;
+import dev.ferry.rpc.internal.serial.FunctionRef;
+import dev.ferry.rpc.internal.serial.FunctionRefs;
+import dev.ferry.rpc.internal.serial.FunctionResolver;
+import dev.ferry.rpc.internal.serial.ObjectCodec;
+import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
+import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.NettyTransport;
+import dev.ferry.rpc.internal.transport.Transport;
+import dev.ferry.rpc.internal.transport.TransportListener;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.CallInfo;
+import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.SerializationExtension;
+import dev.ferry.rpc.store.Store;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.UUID;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Ferry's agent: rendezvous through a store, calls over a {@link Transport}, requests run by
+ * {@link IncomingCalls}, answers matched by {@link PendingCalls}, graceful shutdown through
+ * {@link AllGathers}.
+ *
+ * <pre>
+ *   caller thread                 transport threads                 request threads (virtual)
+ *   invoke ─encode─▶ send ──────▶ (peer) CALL ──────────────────────▶ decode, run, encode
+ *   future ◀─complete── REPLY ◀── decode ◀──────────────────────────── send REPLY/ERROR
+ * </pre>
+ *
+ * <p>This class is thread-safe.
+ */
+public final class DefaultRpcAgent implements RpcAgent {
+    private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
+    private static final String GROUP_KEY = "group-id";
+
+    private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
+
+    private final WorkerInfo self;
+    private final RpcBackendOptions options;
+    private final Store store;
+    private final AutoCloseable storeOwner;
+    private final ObjectCodec codec;
+    private final List<CallInterceptor> interceptors;
+    private final Transport transport;
+    private final PendingCalls pending = new PendingCalls();
+    private final AtomicLong nextCallId = new AtomicLong(1);
+    private final ScheduledThreadPoolExecutor timer;
+    private final AllGathers allGathers = new AllGathers(this);
+    private final Object lifecycle = new Object();
+    private volatile State state = State.RUNNING;
+    private volatile Duration rpcTimeout;
+    private volatile WorkerDirectory directory;
+    private PeerConnections connections;
+    private IncomingCalls incoming;
+
+    private DefaultRpcAgent(WorkerInfo self, RpcBackendOptions options, Store store, AutoCloseable storeOwner) {
+        this.self = self;
+        this.options = options;
+        this.store = store;
+        this.storeOwner = storeOwner;
+        this.rpcTimeout = options.rpcTimeout();
+        this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
+        this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
+                withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
+                options.outOfBandThreshold());
+        this.transport = new NettyTransport(options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(),
+                NonBlockingThreads.factory("ferry-io-" + self.name() + "-"));
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "ferry-timer-" + self.name());
+            thread.setDaemon(true);
+            return thread;
+        });
+        timer.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * Starts an agent: listens, joins the group through {@code store}, and returns once every
+     * worker has joined. Closes {@code storeOwner} on failure and at shutdown.
+     */
+    public static DefaultRpcAgent start(WorkerInfo self, int worldSize, RpcBackendOptions options, Store store,
+                                        AutoCloseable storeOwner) {
+        DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner);
+        try {
+            agent.join(worldSize);
+            return agent;
+        } catch (RuntimeException | Error e) {
+            agent.closeLocally(new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
+            throw e;
+        }
+    }
+
+    private void join(int worldSize) {
+        String address = transport.start(new Listener());
+        Duration timeout = options.rendezvousTimeout();
+        String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
+                UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
+        connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
+        WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
+        incoming = new IncomingCalls(this, self, codec,
+                new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader()),
+                interceptors, options.numWorkerThreads());
+        connections.setDirectory(workers);
+        directory = workers;
+        // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
+        // connections are warm) before any of them can use, or shut down, the group.
+        allGathers.run(null, timeout);
+        log.info("{} joined a group of {} workers at {} ({})", self.name(), worldSize, address, transport.describe());
+    }
+
+    private static ClassLoader classLoader() {
+        ClassLoader context = Thread.currentThread().getContextClassLoader();
+        return context != null ? context : DefaultRpcAgent.class.getClassLoader();
+    }
+
+    private static <T> List<T> withServiceLoaded(List<T> configured, Class<T> type) {
+        List<T> all = new ArrayList<>(configured);
+        for (T found : ServiceLoader.load(type)) {
+            if (all.stream().noneMatch(t -> t.getClass() == found.getClass())) {
+                all.add(found);
+            }
+        }
+        return List.copyOf(all);
+    }
+
+    WorkerDirectory directory() {
+        return directory;
+    }
+
+    AllGathers allGathers() {
+        return allGathers;
+    }
+
+    @Override
+    public WorkerInfo getWorkerInfo() {
+        return self;
+    }
+
+    @Override
+    public WorkerInfo getWorkerInfo(String name) {
+        return runningDirectory().byName(name);
+    }
+
+    @Override
+    public WorkerInfo getWorkerInfo(int id) {
+        return runningDirectory().byId(id);
+    }
+
+    @Override
+    public List<WorkerInfo> getWorkerInfos() {
+        return runningDirectory().workers();
+    }
+
+    @Override
+    public boolean isRunning() {
+        return state == State.RUNNING;
+    }
+
+    @Override
+    public <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false);
+        return future;
+    }
+
+    /** Sends one of Ferry's own calls: not counted as application work at shutdown. */
+    RpcFuture<Object> invokeSystem(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        return send(to, FunctionRefs.of(function), args, timeout, true);
+    }
+
+    @SuppressWarnings("unchecked")
+    private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system) {
+        WorkerDirectory workers = runningDirectory();
+        WorkerInfo callee = workers.member(to);
+        long id = nextCallId.getAndIncrement();
+        CallInfo info = new CallInfo(self, callee, id, function.displayName());
+        CallHeaders headers = system ? CallHeaders.empty().with(SystemCalls.MARKER, "1") : CallHeaders.empty();
+        for (CallInterceptor interceptor : interceptors) {
+            headers = interceptor.beforeSendRequest(info, args, headers);
+        }
+        EncodedPayload payload = codec.encode(new CallRequest(function, args));
+        OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
+        RpcFuture<Object> future = new RpcFuture<>();
+        PendingCall call = new PendingCall(id, info, future, system);
+        pending.add(call);
+        if (state == State.CLOSED) {
+            pending.fail(id, new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " has been shut down"));
+            return (RpcFuture<R>) future;
+        }
+        Duration effective = timeout != null ? timeout : rpcTimeout;
+        if (!effective.isZero()) {
+            call.timeoutTask = timer.schedule(() -> pending.fail(id, new RpcException(RpcException.Code.TIMEOUT,
+                    "RPC ran for more than set timeout (" + effective.toMillis() + " ms) and will now be marked with an"
+                            + " error: " + info.function() + " on " + callee.name())), effective.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        connections.get(callee).whenComplete((connection, error) -> {
+            if (error != null) {
+                pending.fail(id, error instanceof RpcException rpc ? rpc
+                        : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
+                return;
+            }
+            call.connection = connection;
+            try {
+                connection.send(message, failure -> pending.fail(id, unavailable(callee, failure)));
+            } catch (RpcException e) {
+                pending.fail(id, e);
+            } catch (RuntimeException e) {
+                pending.fail(id, new RpcException(RpcException.Code.INTERNAL, "cannot send to " + callee.name(), e));
+            }
+            if (!connection.isActive()) {
+                pending.fail(id, unavailable(callee, null));
+            }
+        });
+        return (RpcFuture<R>) future;
+    }
+
+    private static RpcException unavailable(WorkerInfo peer, Throwable cause) {
+        return new RpcException(RpcException.Code.UNAVAILABLE, "connection to worker " + peer.name() + " was lost"
+                + (cause == null ? "" : ": " + cause), cause);
+    }
+
+    private WorkerDirectory runningDirectory() {
+        WorkerDirectory workers = directory;
+        if (state == State.CLOSED || workers == null) {
+            throw new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name()
+                    + (state == State.CLOSED ? " has been shut down" : " is not initialized yet"));
+        }
+        return workers;
+    }
+
+    @Override
+    public Duration getRpcTimeout() {
+        return rpcTimeout;
+    }
+
+    @Override
+    public void setRpcTimeout(Duration timeout) {
+        if (timeout == null || timeout.isNegative()) {
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "rpc timeout must be zero or positive, got " + timeout);
+        }
+        rpcTimeout = timeout;
+    }
+
+    @Override
+    public Map<String, Object> allGather(Object value) {
+        return allGather(value, rpcTimeout);
+    }
+
+    @Override
+    public Map<String, Object> allGather(Object value, Duration timeout) {
+        runningDirectory();
+        return allGathers.run(value, timeout);
+    }
+
+    @Override
+    public void shutdown(boolean graceful, Duration timeout) {
+        synchronized (lifecycle) {
+            if (state != State.RUNNING) {
+                return;
+            }
+            state = State.SHUTTING_DOWN;
+        }
+        RuntimeException failure = null;
+        if (graceful) {
+            try {
+                new GracefulShutdown(this, pending, incoming, timeout).run();
+            } catch (RuntimeException e) {
+                failure = e;
+                log.warn("{}: graceful shutdown failed, shutting down locally: {}", self.name(), e.getMessage());
+            }
+        }
+        closeLocally(new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " is shutting down"));
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void closeLocally(RpcException reason) {
+        state = State.CLOSED;
+        log.debug("RPC agent for {} is shutting down", self.name());
+        if (incoming != null) {
+            incoming.close();
+        }
+        pending.failAll(reason);
+        allGathers.failAll(reason);
+        transport.close();
+        timer.shutdownNow();
+        try {
+            storeOwner.close();
+        } catch (Exception e) {
+            log.warn("{}: closing the rendezvous store failed: {}", self.name(), e.toString());
+        }
+    }
+
+    @Override
+    public Map<String, String> getDebugInfo() {
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("agent.name", self.name());
+        info.put("agent.rank", Integer.toString(self.id()));
+        info.put("agent.state", state.name());
+        info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
+        info.put("agent.transport", transport.describe());
+        info.put("agent.client_active_calls", Integer.toString(pending.size()));
+        info.put("agent.client_active_user_calls", Integer.toString(pending.userCalls()));
+        info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
+        info.put("agent.server_active_async_calls", Integer.toString(incoming == null ? 0 : incoming.activeAsync()));
+        info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
+        info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
+        info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
+        return info;
+    }
+
+    @Override
+    public String toString() {
+        return "RpcAgent(" + self + ", " + state + ")";
+    }
+
+    /** Handles what the transport reads; runs on transport threads, so it never blocks. */
+    private final class Listener implements TransportListener {
+        @Override
+        public void onMessage(Connection connection, InboundMessage message) {
+            switch (message.kind()) {
+                case HELLO -> onHello(connection, message);
+                case CALL -> onCall(connection, message);
+                case REPLY, ERROR -> onAnswer(connection, message);
+            }
+        }
+
+        private void onHello(Connection connection, InboundMessage message) {
+            Hello hello;
+            try {
+                hello = codec.decode(message.inBand(), message.outOfBand(), Hello.class);
+            } catch (RpcException e) {
+                log.warn("{}: bad hello from {}: {}", self.name(), connection.remoteAddress(), e.getMessage());
+                connection.close();
+                return;
+            }
+            if (connections == null || connections.accept(connection, hello) == null) {
+                connection.close();
+            }
+        }
+
+        private void onCall(Connection connection, InboundMessage message) {
+            if (!(connection.attachment() instanceof WorkerInfo caller) || incoming == null) {
+                log.warn("{}: closing connection from {}: a call before the handshake", self.name(),
+                        connection.remoteAddress());
+                connection.close();
+                return;
+            }
+            incoming.submit(connection, caller, message);
+        }
+
+        private void onAnswer(Connection connection, InboundMessage message) {
+            PendingCall call = pending.remove(message.id());
+            if (call == null) {
+                log.debug("{}: dropping a late answer to call #{} from {}", self.name(), message.id(),
+                        connection.attachment());
+                return;
+            }
+            try {
+                if (message.kind() == MessageKind.ERROR) {
+                    RemoteErrorInfo error = codec.decode(message.inBand(), message.outOfBand(), RemoteErrorInfo.class);
+                    FutureCompleter.tryFail(call.future, error.toException(call.info.callee().name()));
+                    return;
+                }
+                Object result = codec.decode(message.inBand(), message.outOfBand());
+                for (CallInterceptor interceptor : interceptors) {
+                    result = interceptor.afterReceiveResponse(call.info, result, message.headers());
+                }
+                FutureCompleter.tryComplete(call.future, result);
+            } catch (RpcException e) {
+                FutureCompleter.tryFail(call.future, e);
+            } catch (RuntimeException e) {
+                FutureCompleter.tryFail(call.future, new RpcException(RpcException.Code.INTERNAL,
+                        "handling the answer of " + call.info.function() + " failed: " + e, e));
+            }
+        }
+
+        @Override
+        public void onClosed(Connection connection, Throwable cause) {
+            if (connections != null) {
+                connections.closed(connection);
+            }
+            if (connection.attachment() instanceof WorkerInfo peer) {
+                pending.failConnection(connection, call -> unavailable(peer, cause));
+                if (state == State.RUNNING && cause != null) {
+                    log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.RpcException;
+
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The graceful part of shutdown (PyTorch's {@code _wait_all_workers} and {@code join}): wait
+ * until every worker has reached shutdown, then, round after round, until no worker has
+ * application calls in flight in either direction. A call in flight is counted by its caller until
+ * the answer arrives, and the answer comes only after the callee finished, so a round in which
+ * every worker reports zero means the group is idle.
+ */
+final class GracefulShutdown {
+    private final DefaultRpcAgent agent;
+    private final PendingCalls pending;
+    private final IncomingCalls incoming;
+    private final long start = System.nanoTime();
+    private final Duration timeout;
+
+    GracefulShutdown(DefaultRpcAgent agent, PendingCalls pending, IncomingCalls incoming, Duration timeout) {
+        this.agent = agent;
+        this.pending = pending;
+        this.incoming = incoming;
+        this.timeout = timeout;
+    }
+
+    void run() {
+        agent.allGathers().run("shutdown", remaining());
+        while (true) {
+            try {
+                if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())) {
+                    throw timedOut();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RpcException(RpcException.Code.INTERNAL, "interrupted during graceful shutdown", e);
+            }
+            Map<String, Object> busy = agent.allGathers().run(pending.userCalls() + incoming.active(), remaining());
+            if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
+                return;
+            }
+        }
+    }
+
+    /** Time left; zero means no limit, so an expired limit is reported as a minimal wait. */
+    private Duration remaining() {
+        if (timeout.isZero()) {
+            return Duration.ZERO;
+        }
+        Duration left = timeout.minusNanos(System.nanoTime() - start);
+        if (left.isNegative() || left.isZero()) {
+            throw timedOut();
+        }
+        return left;
+    }
+
+    private RpcException timedOut() {
+        return new RpcException(RpcException.Code.TIMEOUT, "graceful shutdown of " + agent.getWorkerInfo().name()
+                + " did not complete within " + timeout);
+    }
+}

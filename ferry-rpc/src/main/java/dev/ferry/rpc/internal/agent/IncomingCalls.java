@@ -1,0 +1,255 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.serial.CallRequest;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.serial.FunctionInvoker;
+import dev.ferry.rpc.internal.serial.FunctionResolver;
+import dev.ferry.rpc.internal.serial.ObjectCodec;
+import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
+import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.CallInfo;
+import dev.ferry.rpc.spi.CallInterceptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Runs the calls peers send to this worker. Each request runs on its own virtual thread, so a
+ * handler that blocks (on a nested call, say) holds no platform thread; at most
+ * {@code numWorkerThreads} run at once ({@link RequestLimiter}). An {@code @AsyncExecution}
+ * function returns a future and its reply is sent when that completes, with no thread held.
+ *
+ * <p>Every failure becomes an ERROR reply to the caller, and is logged here, on the callee, too.
+ */
+final class IncomingCalls {
+    private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
+
+    private final RpcAgent agent;
+    private final WorkerInfo self;
+    private final ObjectCodec codec;
+    private final FunctionResolver resolver;
+    private final List<CallInterceptor> interceptors;
+    private final RequestLimiter limiter;
+    private final ExecutorService executor;
+    private final AtomicInteger active = new AtomicInteger();
+    private final AtomicInteger activeAsync = new AtomicInteger();
+    private final Object quiet = new Object();
+    private volatile boolean replying = true;
+
+    IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
+                  List<CallInterceptor> interceptors, int numWorkerThreads) {
+        this.agent = agent;
+        this.self = self;
+        this.codec = codec;
+        this.resolver = resolver;
+        this.interceptors = interceptors;
+        this.limiter = new RequestLimiter(numWorkerThreads);
+        this.executor = Executors.newThreadPerTaskExecutor(
+                Thread.ofVirtual().name("ferry-request-" + self.name() + "-", 0).factory());
+    }
+
+    /** Accepts a CALL read on a transport thread; the work happens elsewhere. */
+    void submit(Connection connection, WorkerInfo caller, InboundMessage message) {
+        boolean counted = !message.headers().contains(SystemCalls.MARKER);
+        if (counted) {
+            active.incrementAndGet();
+        }
+        try {
+            executor.execute(() -> run(connection, caller, message, counted));
+        } catch (RejectedExecutionException e) {
+            if (counted) {
+                finished();
+            }
+            log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), message.id(), caller.name());
+        }
+    }
+
+    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted) {
+        limiter.enter();
+        CurrentAgent.set(agent);
+        CallInfo info = new CallInfo(caller, self, message.id(), "?");
+        boolean replyLater = false;
+        try {
+            CallRequest request = codec.decode(message.inBand(), message.outOfBand(), CallRequest.class);
+            info = new CallInfo(caller, self, message.id(), request.function().displayName());
+            FunctionInvoker invoker = resolver.resolve(request.function());
+            Object[] args = request.args() == null ? new Object[0] : request.args();
+            for (CallInterceptor interceptor : interceptors) {
+                args = interceptor.afterReceiveRequest(info, args, message.headers());
+            }
+            Object result = invokeScoped(info, invoker, request.function().captured(), args, message.headers());
+            if (invoker.isAsync()) {
+                RpcFuture<?> pending = asFuture(result, invoker.name());
+                replyLater = true;
+                activeAsync.incrementAndGet();
+                CallInfo asyncInfo = info;
+                pending.addDoneCallback(done -> {
+                    try {
+                        Throwable failure = done.exceptionNow();
+                        if (failure != null) {
+                            replyError(connection, asyncInfo, failure);
+                        } else {
+                            reply(connection, asyncInfo, done.value(), message.headers());
+                        }
+                    } finally {
+                        activeAsync.decrementAndGet();
+                        if (counted) {
+                            finished();
+                        }
+                    }
+                });
+            } else {
+                reply(connection, info, result, message.headers());
+            }
+        } catch (Throwable failure) {
+            replyError(connection, info, failure);
+        } finally {
+            CurrentAgent.clear();
+            limiter.exit();
+            if (!replyLater && counted) {
+                finished();
+            }
+        }
+    }
+
+    private Object invokeScoped(CallInfo info, FunctionInvoker invoker, Object[] captured, Object[] args,
+                                CallHeaders headers) throws Throwable {
+        CallInterceptor.Scope[] scopes = new CallInterceptor.Scope[interceptors.size()];
+        try {
+            for (int i = 0; i < scopes.length; i++) {
+                scopes[i] = interceptors.get(i).onHandlerStart(info, headers);
+            }
+            return invoker.invoke(captured, args);
+        } finally {
+            for (int i = scopes.length - 1; i >= 0; i--) {
+                if (scopes[i] != null) {
+                    scopes[i].close();
+                }
+            }
+        }
+    }
+
+    private static RpcFuture<?> asFuture(Object result, String function) {
+        if (result instanceof RpcFuture<?> future) {
+            return future;
+        }
+        if (result instanceof CompletionStage<?> stage) {
+            return RpcFuture.fromCompletionStage(stage);
+        }
+        throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "Functions marked @AsyncExecution must return an"
+                + " RpcFuture or CompletionStage, but " + function + " returned "
+                + (result == null ? "null" : result.getClass().getName()));
+    }
+
+    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders) {
+        CallHeaders headers = CallHeaders.empty();
+        EncodedPayload payload;
+        try {
+            for (CallInterceptor interceptor : interceptors) {
+                headers = interceptor.beforeSendResponse(info, result, requestHeaders, headers);
+            }
+            payload = codec.encode(result);
+        } catch (Throwable failure) {
+            replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
+                    "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure));
+            return;
+        }
+        send(connection, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload));
+    }
+
+    private void replyError(Connection connection, CallInfo info, Throwable failure) {
+        log.warn("{} failed running request #{} ({}) from {}", self.name(), info.callId(), info.function(),
+                info.caller().name(), failure);
+        EncodedPayload payload;
+        try {
+            payload = codec.encode(RemoteErrorInfo.of(failure));
+        } catch (RuntimeException e) {
+            payload = codec.encode(RemoteErrorInfo.of(new RpcException(RpcException.Code.INTERNAL,
+                    failure.getClass().getName() + ": " + failure.getMessage())));
+        }
+        send(connection, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload));
+    }
+
+    private void send(Connection connection, CallInfo info, OutboundMessage message) {
+        if (!replying || !connection.isActive()) {
+            log.warn("RPC agent for {} won't send response to request #{} to {}, as {}", self.name(), info.callId(),
+                    info.caller().name(), replying ? "the connection is closed" : "the agent is shutting down");
+            return;
+        }
+        try {
+            connection.send(message, failure -> log.warn("response to request #{} of {} was lost: {}",
+                    info.callId(), info.caller().name(), failure.toString()));
+        } catch (RuntimeException e) {
+            if (message.kind() == MessageKind.REPLY) {
+                replyError(connection, info, e);
+            } else {
+                log.error("cannot send the error of request #{} to {}", info.callId(), info.caller().name(), e);
+            }
+        }
+    }
+
+    private void finished() {
+        if (active.decrementAndGet() == 0) {
+            synchronized (quiet) {
+                quiet.notifyAll();
+            }
+        }
+    }
+
+    /** Application requests received and not yet answered, asynchronous ones included. */
+    int active() {
+        return active.get();
+    }
+
+    /** Waits until no application request is active; {@code timeout} zero means no limit. */
+    boolean awaitIdle(java.time.Duration timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        long limit = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
+        synchronized (quiet) {
+            while (active.get() > 0) {
+                long left = limit - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return false;
+                }
+                quiet.wait(Math.max(1, Math.min(left / 1_000_000, 1_000)));
+            }
+            return true;
+        }
+    }
+
+    int activeAsync() {
+        return activeAsync.get();
+    }
+
+    int running() {
+        return limiter.running();
+    }
+
+    /** Stops replying and running: requests still queued are dropped. */
+    void close() {
+        replying = false;
+        executor.shutdownNow();
+        try {
+            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
+                log.warn("{}: request handlers still running after shutdown", self.name());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.serial.ObjectCodec;
+import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.Transport;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One connection per peer, opened on first use. Opening sends {@link Hello} so the peer knows who
+ * is calling; a connection a peer opened is adopted for calls to that peer once its Hello
+ * arrives. A connection that closes is forgotten, so the next call reconnects (and fails promptly
+ * if the peer is gone).
+ *
+ * <p>This class is thread-safe.
+ */
+final class PeerConnections {
+    private static final Logger log = LoggerFactory.getLogger(PeerConnections.class);
+
+    private final Transport transport;
+    private final ObjectCodec codec;
+    private final Hello hello;
+    private final Map<String, CompletableFuture<Connection>> byPeer = new ConcurrentHashMap<>();
+    private volatile WorkerDirectory directory;
+
+    PeerConnections(Transport transport, ObjectCodec codec, Hello hello) {
+        this.transport = transport;
+        this.codec = codec;
+        this.hello = hello;
+    }
+
+    void setDirectory(WorkerDirectory directory) {
+        this.directory = directory;
+    }
+
+    /** The connection to {@code peer}, opening it if needed. */
+    CompletableFuture<Connection> get(WorkerInfo peer) {
+        CompletableFuture<Connection> existing = byPeer.get(peer.name());
+        if (existing != null && (!existing.isDone() || isUsable(existing))) {
+            return existing;
+        }
+        CompletableFuture<Connection> opening = new CompletableFuture<>();
+        CompletableFuture<Connection> raced = existing == null
+                ? byPeer.putIfAbsent(peer.name(), opening)
+                : (byPeer.replace(peer.name(), existing, opening) ? null : byPeer.get(peer.name()));
+        if (raced != null) {
+            return raced;
+        }
+        open(peer, opening);
+        return opening;
+    }
+
+    private void open(WorkerInfo peer, CompletableFuture<Connection> opening) {
+        String address = directory.addressOf(peer.name());
+        transport.connect(address).whenComplete((connection, error) -> {
+            if (error != null) {
+                byPeer.remove(peer.name(), opening);
+                opening.completeExceptionally(new RpcException(RpcException.Code.UNAVAILABLE,
+                        "worker " + peer.name() + " at " + address + " is unreachable: " + rootMessage(error), error));
+                return;
+            }
+            connection.attach(peer);
+            try {
+                connection.send(new OutboundMessage(MessageKind.HELLO, 0, CallHeaders.empty(), codec.encode(hello)),
+                        failure -> log.debug("hello to {} failed: {}", peer.name(), failure.toString()));
+                opening.complete(connection);
+            } catch (RuntimeException e) {
+                byPeer.remove(peer.name(), opening);
+                connection.close();
+                opening.completeExceptionally(e);
+            }
+        });
+    }
+
+    /**
+     * Identifies an accepted connection by its Hello. Returns the peer, or null (and the caller
+     * closes the connection) when the Hello does not belong to this group.
+     */
+    WorkerInfo accept(Connection connection, Hello peerHello) {
+        WorkerDirectory workers = directory;
+        if (workers == null || !hello.groupId().equals(peerHello.groupId())
+                || !workers.contains(peerHello.name(), peerHello.rank())) {
+            log.warn("rejecting connection from {}: {} is not a member of this group", connection.remoteAddress(), peerHello);
+            return null;
+        }
+        WorkerInfo peer = workers.byName(peerHello.name());
+        connection.attach(peer);
+        byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
+        return peer;
+    }
+
+    /** Forgets a closed connection. */
+    void closed(Connection connection) {
+        if (connection.attachment() instanceof WorkerInfo peer) {
+            CompletableFuture<Connection> current = byPeer.get(peer.name());
+            if (current != null && current.isDone() && !current.isCompletedExceptionally()
+                    && current.join() == connection) {
+                byPeer.remove(peer.name(), current);
+            }
+        }
+    }
+
+    private static boolean isUsable(CompletableFuture<Connection> future) {
+        return !future.isCompletedExceptionally() && future.join().isActive();
+    }
+
+    private static String rootMessage(Throwable error) {
+        Throwable root = error;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return String.valueOf(root.getMessage());
+    }
+}

@@ -1,0 +1,63 @@
+package dev.ferry.rpc;
+
+import java.util.List;
+import java.util.Map;
+
+/** Functions the tests call remotely. */
+public final class Ops {
+    private Ops() {
+    }
+
+    public static int add(int a, int b) {
+        return a + b;
+    }
+
+    public static int noop(int x) {
+        return x;
+    }
+
+    public static String concat(String a, String b) {
+        return a + b;
+    }
+
+    public static Object identity(Object value) {
+        return value;
+    }
+
+    public static String whoAmI() {
+        return Rpc.current().getWorkerInfo().name();
+    }
+
+    public static int fail(String message) {
+        throw new IllegalArgumentException(message);
+    }
+
+    public static int failNested(String message) {
+        try {
+            throw new IllegalStateException("inner: " + message);
+        } catch (IllegalStateException e) {
+            throw new RuntimeException("outer: " + message, e);
+        }
+    }
+
+    public static int relay(String to, int x) {
+        return Rpc.rpcSync(to, Ops::noop, x);
+    }
+
+    public static int sum(List<Integer> values) {
+        return values.stream().mapToInt(Integer::intValue).sum();
+    }
+
+    public static Map<String, Integer> lengths(List<String> words) {
+        java.util.Map<String, Integer> out = new java.util.TreeMap<>();
+        for (String word : words) {
+            out.put(word, word.length());
+        }
+        return out;
+    }
+
+    public static int block(java.util.concurrent.CountDownLatch latch) throws InterruptedException {
+        latch.await();
+        return 1;
+    }
+}

@@ -1,0 +1,125 @@
+package dev.ferry.rpc.testing;
+
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.agent.DefaultRpcAgent;
+import dev.ferry.rpc.store.TcpStore;
+import dev.ferry.rpc.store.TcpStoreServer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+
+/**
+ * N workers in this JVM, connected over loopback TCP, for tests. Closing shuts them all down
+ * gracefully, in parallel, with a bounded wait, and then the store.
+ *
+ * <pre>{@code
+ * try (LocalCluster cluster = LocalCluster.start(3)) {
+ *     assertThat(cluster.agent(0).rpcSync("worker1", Math::addExact, 1, 2)).isEqualTo(3);
+ * }
+ * }</pre>
+ */
+public final class LocalCluster implements AutoCloseable {
+    private static final Duration STEP = Duration.ofSeconds(30);
+
+    private final TcpStoreServer server;
+    private final List<RpcAgent> agents;
+
+    private LocalCluster(TcpStoreServer server, List<RpcAgent> agents) {
+        this.server = server;
+        this.agents = agents;
+    }
+
+    public static LocalCluster start(int worldSize) {
+        return start(worldSize, b -> b);
+    }
+
+    public static LocalCluster start(int worldSize, UnaryOperator<RpcBackendOptions.Builder> options) {
+        TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0);
+        int port = server.address().getPort();
+        RpcBackendOptions opts = options.apply(RpcBackendOptions.builder()
+                .initMethod("tcp://127.0.0.1:" + port)
+                .rendezvousTimeout(STEP)).build();
+        ExecutorService starter = Executors.newFixedThreadPool(worldSize);
+        try {
+            List<Future<RpcAgent>> starting = new ArrayList<>();
+            for (int rank = 0; rank < worldSize; rank++) {
+                WorkerInfo self = new WorkerInfo("worker" + rank, rank);
+                starting.add(starter.submit(() -> {
+                    TcpStore store = TcpStore.connect("127.0.0.1", port, STEP);
+                    return DefaultRpcAgent.start(self, worldSize, opts, store, store);
+                }));
+            }
+            List<RpcAgent> agents = new ArrayList<>();
+            for (Future<RpcAgent> future : starting) {
+                agents.add(future.get(STEP.toSeconds(), TimeUnit.SECONDS));
+            }
+            return new LocalCluster(server, agents);
+        } catch (Exception e) {
+            server.close();
+            throw new IllegalStateException("cluster did not start: " + e, e);
+        } finally {
+            starter.shutdownNow();
+        }
+    }
+
+    public RpcAgent agent(int rank) {
+        return agents.get(rank);
+    }
+
+    public List<RpcAgent> agents() {
+        return agents;
+    }
+
+    public int size() {
+        return agents.size();
+    }
+
+    /** Runs {@code action} on every agent at once (as every worker of a real group would). */
+    public <T> List<T> onEach(java.util.function.Function<RpcAgent, T> action) {
+        ExecutorService pool = Executors.newFixedThreadPool(agents.size());
+        try {
+            List<Future<T>> futures = new ArrayList<>();
+            for (RpcAgent agent : agents) {
+                futures.add(pool.submit(() -> action.apply(agent)));
+            }
+            List<T> results = new ArrayList<>();
+            for (Future<T> future : futures) {
+                results.add(future.get(STEP.toSeconds(), TimeUnit.SECONDS));
+            }
+            return results;
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /** Graceful shutdown of every agent, in parallel. */
+    @Override
+    public void close() {
+        try {
+            onEach(agent -> {
+                agent.shutdown(true, STEP);
+                return null;
+            });
+        } finally {
+            for (RpcAgent agent : agents) {
+                agent.shutdown(false, Duration.ZERO);
+            }
+            server.close();
+        }
+    }
+}
