@@ -453,23 +453,20 @@ public final class RpcFuture<T> {
     // ---------------------------------------------------------------- internals
 
     private T report(Object outcome) {
-        if (outcome instanceof Failure failure) {
-            throw rethrowable(failure.cause());
+        if (!(outcome instanceof Failure failure)) {
+            return cast(outcome);
         }
-        return cast(outcome);
-    }
-
-    private static RuntimeException rethrowable(Throwable failure) {
-        if (failure instanceof RpcException rpcException) {
-            return rpcException.rethrowable();
+        Throwable cause = failure.cause();
+        if (cause instanceof RpcException rpcException) {
+            throw rpcException.rethrowable();
         }
-        if (failure instanceof RuntimeException runtimeException) {
-            return runtimeException;
+        if (cause instanceof RuntimeException runtimeException) {
+            throw runtimeException;
         }
-        if (failure instanceof Error error) {
+        if (cause instanceof Error error) {
             throw error;
         }
-        return new RpcException(RpcException.Code.INTERNAL, "Future failed with " + failure, failure);
+        throw new RpcException(RpcException.Code.INTERNAL, "Future failed with " + cause, cause);
     }
 
     @SuppressWarnings("unchecked")
