@@ -56,8 +56,9 @@ public final class Ops {
         return out;
     }
 
-    public static int block(java.util.concurrent.CountDownLatch latch) throws InterruptedException {
-        latch.await();
-        return 1;
+    /** Sleeps on the callee: stands for slow user work in timeout tests (nothing waits on it). */
+    public static long sleepMillis(long millis) throws InterruptedException {
+        Thread.sleep(millis);
+        return millis;
     }
 }

@@ -48,21 +48,38 @@ public final class LocalCluster implements AutoCloseable {
                 .initMethod("tcp://127.0.0.1:" + port)
                 .rendezvousTimeout(STEP)).build();
         ExecutorService starter = Executors.newFixedThreadPool(worldSize);
+        List<java.util.concurrent.CompletableFuture<RpcAgent>> starting = new ArrayList<>();
         try {
-            List<Future<RpcAgent>> starting = new ArrayList<>();
             for (int rank = 0; rank < worldSize; rank++) {
                 WorkerInfo self = new WorkerInfo("worker" + rank, rank);
-                starting.add(starter.submit(() -> {
+                starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                     TcpStore store = TcpStore.connect("127.0.0.1", port, STEP);
                     return DefaultRpcAgent.start(self, worldSize, opts, store, store);
-                }));
+                }, starter));
             }
+            // fails as soon as any worker fails, so the first error is the one reported
+            java.util.concurrent.CompletableFuture.anyOf(starting.stream()
+                    .map(f -> f.thenApply(a -> (Object) a).exceptionallyCompose(java.util.concurrent.CompletableFuture::failedFuture)
+                            .handle((a, e) -> e == null ? null : e)).filter(x -> true)
+                    .toArray(java.util.concurrent.CompletableFuture[]::new));
+            java.util.concurrent.CompletableFuture.allOf(starting.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .get(STEP.toSeconds(), TimeUnit.SECONDS);
             List<RpcAgent> agents = new ArrayList<>();
-            for (Future<RpcAgent> future : starting) {
-                agents.add(future.get(STEP.toSeconds(), TimeUnit.SECONDS));
+            for (java.util.concurrent.CompletableFuture<RpcAgent> future : starting) {
+                agents.add(future.join());
             }
             return new LocalCluster(server, agents);
         } catch (Exception e) {
+            for (java.util.concurrent.CompletableFuture<RpcAgent> future : starting) {
+                if (future.isDone() && !future.isCompletedExceptionally()) {
+                    future.join().shutdown(false, Duration.ZERO);
+                } else if (future.isCompletedExceptionally()) {
+                    future.exceptionally(error -> {
+                        e.addSuppressed(error);
+                        return null;
+                    });
+                }
+            }
             server.close();
             throw new IllegalStateException("cluster did not start: " + e, e);
         } finally {

@@ -5,6 +5,7 @@ import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcBackendOptions;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WaitAllScope;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
@@ -122,13 +123,15 @@ public final class DefaultRpcAgent implements RpcAgent {
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
-        connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
-        WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         incoming = new IncomingCalls(this, self, codec,
                 new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader()),
                 interceptors, options.numWorkerThreads());
-        connections.setDirectory(workers);
+        connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
+        WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
+        // Peers that finished rendezvous first may already have connected: their handshakes
+        // (and the calls behind them) were held until now.
+        connections.setDirectory(workers);
         // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
         // connections are warm) before any of them can use, or shut down, the group.
         allGathers.run(null, timeout);
@@ -186,6 +189,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     @Override
     public <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
         RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false);
+        WaitAllScope.register(future);
         return future;
     }
 
@@ -361,19 +365,18 @@ public final class DefaultRpcAgent implements RpcAgent {
                 connection.close();
                 return;
             }
-            if (connections == null || connections.accept(connection, hello) == null) {
-                connection.close();
-            }
+            connections.accept(connection, hello);
         }
 
         private void onCall(Connection connection, InboundMessage message) {
-            if (!(connection.attachment() instanceof WorkerInfo caller) || incoming == null) {
+            Object peer = connection.attachment();
+            if (peer instanceof WorkerInfo caller) {
+                incoming.submit(connection, caller, message);
+            } else if (!connections.deferUntilAccepted(connection, () -> onCall(connection, message))) {
                 log.warn("{}: closing connection from {}: a call before the handshake", self.name(),
                         connection.remoteAddress());
                 connection.close();
-                return;
             }
-            incoming.submit(connection, caller, message);
         }
 
         private void onAnswer(Connection connection, InboundMessage message) {

@@ -11,6 +11,8 @@ import dev.ferry.rpc.spi.CallHeaders;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,6 +32,7 @@ final class PeerConnections {
     private final ObjectCodec codec;
     private final Hello hello;
     private final Map<String, CompletableFuture<Connection>> byPeer = new ConcurrentHashMap<>();
+    private final List<HeldConnection> held = new ArrayList<>();
     private volatile WorkerDirectory directory;
 
     PeerConnections(Transport transport, ObjectCodec codec, Hello hello) {
@@ -39,7 +42,15 @@ final class PeerConnections {
     }
 
     void setDirectory(WorkerDirectory directory) {
-        this.directory = directory;
+        List<HeldConnection> release;
+        synchronized (held) {
+            this.directory = directory;
+            release = new ArrayList<>(held);
+            held.clear();
+        }
+        for (HeldConnection connection : release) {
+            connection.actions.forEach(Runnable::run);
+        }
     }
 
     /** The connection to {@code peer}, opening it if needed. */
@@ -82,20 +93,48 @@ final class PeerConnections {
     }
 
     /**
-     * Identifies an accepted connection by its Hello. Returns the peer, or null (and the caller
-     * closes the connection) when the Hello does not belong to this group.
+     * Identifies an accepted connection by its Hello; closes it if the Hello does not belong to
+     * this group. A Hello that arrives before this worker has finished rendezvous (a faster peer)
+     * is held, with whatever follows it on that connection, until {@link #setDirectory}.
      */
-    WorkerInfo accept(Connection connection, Hello peerHello) {
+    void accept(Connection connection, Hello peerHello) {
+        synchronized (held) {
+            if (directory == null) {
+                HeldConnection waiting = new HeldConnection();
+                waiting.actions.add(() -> accept(connection, peerHello));
+                connection.attach(waiting);
+                held.add(waiting);
+                return;
+            }
+        }
         WorkerDirectory workers = directory;
-        if (workers == null || !hello.groupId().equals(peerHello.groupId())
-                || !workers.contains(peerHello.name(), peerHello.rank())) {
+        if (!hello.groupId().equals(peerHello.groupId()) || !workers.contains(peerHello.name(), peerHello.rank())) {
             log.warn("rejecting connection from {}: {} is not a member of this group", connection.remoteAddress(), peerHello);
-            return null;
+            connection.close();
+            return;
         }
         WorkerInfo peer = workers.byName(peerHello.name());
         connection.attach(peer);
         byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
-        return peer;
+    }
+
+    /**
+     * Queues {@code action} behind a held handshake of {@code connection}; false when the
+     * connection has no handshake in progress.
+     */
+    boolean deferUntilAccepted(Connection connection, Runnable action) {
+        synchronized (held) {
+            if (connection.attachment() instanceof HeldConnection waiting && directory == null) {
+                waiting.actions.add(action);
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A connection whose Hello came before rendezvous finished, and what arrived behind it. */
+    private static final class HeldConnection {
+        final List<Runnable> actions = new ArrayList<>();
     }
 
     /** Forgets a closed connection. */

@@ -33,6 +33,7 @@ public final class ObjectCodec {
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
         this.outOfBandThreshold = outOfBandThreshold;
         this.fory = new ForyBuilder()
+                .withXlang(false)
                 .withRefTracking(true)
                 .requireClassRegistration(false)
                 .suppressClassRegistrationWarnings(true)

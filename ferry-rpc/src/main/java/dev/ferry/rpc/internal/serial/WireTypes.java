@@ -15,11 +15,21 @@ public final class WireTypes {
             CallRequest.class,        // 301
             RemoteErrorInfo.class,    // 302
             RemoteErrorInfo.Frame.class, // 303
-            WorkerInfo.class          // 304
+            WorkerInfo.class,         // 304
+            helloType()               // 305
     );
     private static final int FIRST_ID = 300;
 
     private WireTypes() {
+    }
+
+    /** The handshake record lives with the agent; it is looked up by name to keep packages acyclic. */
+    private static Class<?> helloType() {
+        try {
+            return Class.forName("dev.ferry.rpc.internal.agent.Hello");
+        } catch (ClassNotFoundException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 
     static void registerAll(TypeRegistry registry) {
