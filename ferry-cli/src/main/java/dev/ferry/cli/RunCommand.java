@@ -148,7 +148,7 @@ final class RunCommand implements Callable<Integer> {
       }
       return builder.build();
     } catch (IllegalArgumentException e) {
-      throw new CommandLine.ParameterException(commandLine, e.getMessage(), e, null, null);
+      throw new CommandLine.ParameterException(commandLine, e.getMessage(), e);
     }
   }
 
