@@ -99,9 +99,8 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() {
     WorkerGroupSpec groupSpec = groupSpec();
     WorkerGroup group = new WorkerGroup(groupSpec);
-    // Ctrl-C and SIGTERM run shutdown hooks; without this one the workers would outlive us.
-    Thread hook = new Thread(group::close, "ferry-run-shutdown");
-    Runtime.getRuntime().addShutdownHook(hook);
+    StopWorkersOnShutdown hook = new StopWorkersOnShutdown(group, err);
+    hook.register();
     try {
       group.start();
       GroupResult result = timeout == null ? group.awaitCompletion() : group.awaitCompletion(timeout);
@@ -116,7 +115,7 @@ final class RunCommand implements Callable<Integer> {
       return EXIT_TERMINATED;
     } finally {
       group.close();
-      removeHook(hook);
+      hook.unregister();
     }
   }
 
@@ -170,13 +169,5 @@ final class RunCommand implements Callable<Integer> {
       case TIMED_OUT -> EXIT_TIMEOUT;
       case TERMINATED -> EXIT_TERMINATED;
     };
-  }
-
-  private static void removeHook(Thread hook) {
-    try {
-      Runtime.getRuntime().removeShutdownHook(hook);
-    } catch (IllegalStateException e) {
-      // The JVM is already shutting down and the hook is running or has run: nothing to undo.
-    }
   }
 }

@@ -180,6 +180,15 @@ class WorkerGroupTest {
   }
 
   @Test
+  void discardedStreamsAreNotForwarded() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(EnvEcho.class, 1).stdout(OutputMode.DISCARD).sink(sink).build());
+
+    assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+    assertThat(sink.lines(0, WorkerStream.STDOUT)).isEmpty();
+    assertThat(sink.lines(0, WorkerStream.STDERR)).containsExactly("stderr of rank 0");
+  }
+
+  @Test
   void stdinIsClosedUnlessPiped() throws Exception {
     // StdinEcho would block forever on an open stdin.
     WorkerGroup group = start(TestWorkers.spec(StdinEcho.class, 1).sink(sink).build());
