@@ -90,6 +90,11 @@ final class Worker {
     stopRequested = true;
   }
 
+  /** {@link System#nanoTime()} at exit; only valid once {@link #hasExited()}. */
+  long exitNanos() {
+    return exitNanos;
+  }
+
   /** Exit code; only valid once {@link #hasExited()}. */
   int exitCode() {
     return process.exitValue();

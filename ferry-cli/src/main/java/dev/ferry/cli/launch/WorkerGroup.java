@@ -3,10 +3,10 @@ package dev.ferry.cli.launch;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,7 +57,8 @@ public final class WorkerGroup implements AutoCloseable {
   private final WorkerGroupSpec spec;
   private final Object lock = new Object();
   private final Object awaitLock = new Object();
-  private final BlockingQueue<Worker> exits = new LinkedBlockingQueue<>();
+  // Released once per worker exit; wakes up awaitCompletion.
+  private final Semaphore exitSignals = new Semaphore(0);
   private volatile State state = State.NEW;
   private volatile List<Worker> workers = List.of();
   private volatile int masterPort;
@@ -94,7 +95,7 @@ public final class WorkerGroup implements AutoCloseable {
           ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
           throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
         }
-        started.add(Worker.started(rank, process, spec, startNanos, exits::add));
+        started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
       }
       workers = List.copyOf(started);
       state = State.RUNNING;
@@ -171,21 +172,29 @@ public final class WorkerGroup implements AutoCloseable {
       }
       long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + saturatedNanos(timeout);
       GroupResult.Outcome outcome = null;
-      Worker failure = null;
-      int running = workers.size();
-      while (running > 0) {
-        Worker exited = timeout == null ? exits.take() : exits.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-        if (exited == null) {
+      Worker failure;
+      // The state is read from the workers, not from the signals, so that a call interrupted
+      // half-way loses nothing and a later call sees the same history.
+      while (true) {
+        failure = firstFailure();
+        if (failure != null) {
+          outcome = GroupResult.Outcome.FAILED;
+          ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
+          break;
+        }
+        if (workers.stream().allMatch(Worker::hasExited)) {
+          break;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
           outcome = GroupResult.Outcome.TIMED_OUT;
           ProcessTerminator.stop(workers, spec.terminationGrace(), "timeout of " + Elapsed.format(timeout) + " expired");
           break;
         }
-        running--;
-        if (exited.exitCode() != 0 && !exited.stopRequested()) {
-          outcome = GroupResult.Outcome.FAILED;
-          failure = exited;
-          ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + exited.rank() + " failed");
-          break;
+        if (timeout == null) {
+          exitSignals.acquire();
+        } else {
+          exitSignals.tryAcquire(left, TimeUnit.NANOSECONDS);
         }
       }
       long endNanos = System.nanoTime();
@@ -221,6 +230,14 @@ public final class WorkerGroup implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** The worker that first exited with a non-zero code on its own, or null. */
+  private Worker firstFailure() {
+    return workers.stream()
+        .filter(w -> w.hasExited() && w.exitCode() != 0 && !w.stopRequested())
+        .min(Comparator.comparingLong(Worker::exitNanos))
+        .orElse(null);
   }
 
   private void awaitOutput() throws InterruptedException {

@@ -161,6 +161,19 @@ class WorkerGroupTest {
   }
 
   @Test
+  void anInterruptedWaitLeavesTheGroupRunningAndCanBeRepeated() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
+    sink.awaitLines("ready", 2, BOUND);
+
+    Thread.currentThread().interrupt();
+    assertThatThrownBy(() -> group.awaitCompletion(BOUND)).isInstanceOf(InterruptedException.class);
+
+    assertThat(group.processes()).allMatch(Process::isAlive);
+    assertThat(group.awaitCompletion(Duration.ofMillis(200)).outcome()).isEqualTo(GroupResult.Outcome.TIMED_OUT);
+    assertThat(group.processes()).noneMatch(Process::isAlive);
+  }
+
+  @Test
   void pipedStreamsLetTheCallerTalkToEachWorker() throws Exception {
     WorkerGroup group = start(TestWorkers.spec(StdinEcho.class, 2)
         .stdout(OutputMode.PIPE).pipeStdin(true).sink(sink).build());
