@@ -41,10 +41,12 @@ final class BenchCommand implements Callable<Integer> {
     try {
       Class<?> type = Class.forName(mainClass, true, Thread.currentThread().getContextClassLoader());
       main = type.getMethod("main", String[].class);
-    } catch (ClassNotFoundException | NoSuchMethodException e) {
-      err.println("ferry bench: " + mainClass + " with a main(String[]) method is not on the class path ("
-          + e.getMessage() + "); build ferry-bench ('./ferry build') and run through the ferry script, "
-          + "whose class path includes ferry-bench/target");
+    } catch (ClassNotFoundException e) {
+      err.println("ferry bench: " + mainClass + " is not on the class path; build ferry-bench ('./ferry build') "
+          + "and start through the ferry script, whose class path includes ferry-bench/target");
+      return 1;
+    } catch (NoSuchMethodException e) {
+      err.println("ferry bench: " + mainClass + " has no public main(String[]) method");
       return 1;
     }
     if (!Modifier.isStatic(main.getModifiers())) {

@@ -98,6 +98,12 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     WorkerGroupSpec groupSpec = groupSpec();
+    if (classpath == null && !onOwnClasspath(mainClass)) {
+      // Workers share our class path, so each of them would fail the same way; say it once.
+      err.println("ferry run: main class " + mainClass + " is not on the class path of the launcher, "
+          + "which the workers inherit; pass --classpath or build the module that contains it");
+      return EXIT_START_FAILED;
+    }
     WorkerGroup group = new WorkerGroup(groupSpec);
     StopWorkersOnShutdown hook = new StopWorkersOnShutdown(group, err);
     hook.register();
@@ -148,6 +154,17 @@ final class RunCommand implements Callable<Integer> {
       return builder.build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(commandLine, e.getMessage(), e);
+    }
+  }
+
+  private static boolean onOwnClasspath(String className) {
+    try {
+      Class.forName(className, false, RunCommand.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException e) {
+      return false;
+    } catch (LinkageError e) {
+      return true; // it is there; the worker will report why it cannot be loaded
     }
   }
 

@@ -129,6 +129,14 @@ class FerryCliTest {
   }
 
   @Test
+  void aMainClassMissingFromTheLaunchersClassPathIsReportedBeforeStarting() {
+    assertThat(ferry("run", "--nproc", "2", "does.not.Exist")).isEqualTo(1);
+
+    assertThat(err()).contains("ferry run: main class does.not.Exist is not on the class path");
+    assertThat(out()).isEmpty();
+  }
+
+  @Test
   void helpAndVersion() {
     assertThat(ferry("--version")).isZero();
     assertThat(out()).contains("ferry 0.1.0-SNAPSHOT", "JVM: ");
@@ -143,7 +151,7 @@ class FerryCliTest {
   @Test
   void benchWithoutTheHarnessOnTheClassPathSaysSo() {
     assertThat(ferry("bench", "--quick")).isEqualTo(1);
-    assertThat(err()).contains("ferry bench: dev.ferry.bench.BenchMain", "is not on the class path");
+    assertThat(err()).contains("ferry bench: dev.ferry.bench.BenchMain is not on the class path; build ferry-bench");
   }
 
   @Test
