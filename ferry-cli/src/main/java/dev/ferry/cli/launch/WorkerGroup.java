@@ -86,16 +86,19 @@ public final class WorkerGroup implements AutoCloseable {
       log.debug("worker command: {}", WorkerCommand.commandLine(spec));
       startNanos = System.nanoTime();
       List<Worker> started = new ArrayList<>(spec.nproc());
-      for (int rank = 0; rank < spec.nproc(); rank++) {
-        Process process;
-        try {
-          process = WorkerCommand.forRank(spec, rank, masterPort).start();
-        } catch (IOException e) {
-          state = State.CLOSED;
-          ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
+      int rank = 0;
+      try {
+        for (; rank < spec.nproc(); rank++) {
+          Process process = WorkerCommand.forRank(spec, rank, masterPort).start();
+          started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
+        }
+      } catch (IOException | RuntimeException e) {
+        state = State.CLOSED;
+        ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
+        if (e instanceof IOException) {
           throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
         }
-        started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
+        throw e;
       }
       workers = List.copyOf(started);
       state = State.RUNNING;
