@@ -1,0 +1,40 @@
+package dev.ferry.cli;
+
+import dev.ferry.cli.launch.WorkerGroup;
+import java.io.PrintStream;
+
+/**
+ * Shutdown hook of {@code ferry run}: Ctrl-C or SIGTERM on the launcher stops its workers, which
+ * would otherwise keep running as orphans. Removed again when the group ends normally.
+ */
+final class StopWorkersOnShutdown extends Thread {
+
+  private final WorkerGroup group;
+  private final PrintStream err;
+
+  StopWorkersOnShutdown(WorkerGroup group, PrintStream err) {
+    super("ferry-run-shutdown");
+    this.group = group;
+    this.err = err;
+  }
+
+  @Override
+  public void run() {
+    err.println("ferry run: the launcher is shutting down; stopping the workers");
+    group.close();
+  }
+
+  /** Registers this hook; {@link #unregister()} undoes it. */
+  void register() {
+    Runtime.getRuntime().addShutdownHook(this);
+  }
+
+  /** Unregisters this hook, unless the JVM is already shutting down (then it is running or has run). */
+  void unregister() {
+    try {
+      Runtime.getRuntime().removeShutdownHook(this);
+    } catch (IllegalStateException e) {
+      // Shutdown in progress: nothing to undo.
+    }
+  }
+}

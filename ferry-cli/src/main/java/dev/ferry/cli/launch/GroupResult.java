@@ -1,0 +1,100 @@
+package dev.ferry.cli.launch;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.stream.Collectors;
+
+/**
+ * How a {@link WorkerGroup} ended: the outcome, the first failing rank if any, and one {@link
+ * WorkerResult} per rank (index = rank).
+ *
+ * <pre>
+ * GroupResult result = group.awaitCompletion(Duration.ofMinutes(5));
+ * if (!result.succeeded()) {
+ *   System.err.println(result.summary());
+ *   // rank 1 (pid 4242) failed with exit code 3 after 0.81 s; stopped ranks 0, 2
+ *   //   rank 0 (pid 4241): exit code 143 after 0.95 s (stopped by the launcher)
+ *   //   ...
+ * }
+ * </pre>
+ *
+ * <p>Instances are immutable.
+ */
+public final class GroupResult {
+
+  /** Why the group ended. */
+  public enum Outcome {
+    /** Every worker exited with code 0. */
+    SUCCEEDED,
+    /** A worker exited with a non-zero code; the others were stopped. See {@link #failure()}. */
+    FAILED,
+    /** The timeout passed to {@link WorkerGroup#awaitCompletion(Duration)} expired; all were stopped. */
+    TIMED_OUT,
+    /** The group was closed (e.g. on Ctrl-C) while workers were running. */
+    TERMINATED
+  }
+
+  private final Outcome outcome;
+  private final List<WorkerResult> workers;
+  private final WorkerResult failure;
+  private final Duration elapsed;
+
+  GroupResult(Outcome outcome, List<WorkerResult> workers, WorkerResult failure, Duration elapsed) {
+    this.outcome = Objects.requireNonNull(outcome, "outcome");
+    this.workers = List.copyOf(workers);
+    this.failure = failure;
+    this.elapsed = Objects.requireNonNull(elapsed, "elapsed");
+  }
+
+  /** Why the group ended. */
+  public Outcome outcome() {
+    return outcome;
+  }
+
+  /** Whether every worker exited with code 0. */
+  public boolean succeeded() {
+    return outcome == Outcome.SUCCEEDED;
+  }
+
+  /** Results by rank: {@code workers().get(r).rank() == r}. */
+  public List<WorkerResult> workers() {
+    return workers;
+  }
+
+  /** The first worker that exited with a non-zero code on its own; present iff {@link Outcome#FAILED}. */
+  public Optional<WorkerResult> failure() {
+    return Optional.ofNullable(failure);
+  }
+
+  /** Time from the start of the group until every worker had exited. */
+  public Duration elapsed() {
+    return elapsed;
+  }
+
+  /** The first line of {@link #summary()}. */
+  public String headline() {
+    String stopped = workers.stream().filter(WorkerResult::stoppedByLauncher)
+        .map(w -> Integer.toString(w.rank())).collect(Collectors.joining(", "));
+    String stoppedPart = stopped.isEmpty() ? "" : "; stopped ranks " + stopped;
+    return switch (outcome) {
+      case SUCCEEDED -> "all " + workers.size() + " workers exited with code 0 in " + Elapsed.format(elapsed);
+      case FAILED -> "rank " + failure.rank() + " (pid " + failure.pid() + ") failed with exit code "
+          + failure.exitCode() + " after " + Elapsed.format(failure.elapsed()) + stoppedPart;
+      case TIMED_OUT -> "timed out after " + Elapsed.format(elapsed) + stoppedPart;
+      case TERMINATED -> "terminated after " + Elapsed.format(elapsed) + stoppedPart;
+    };
+  }
+
+  /** A headline plus one indented line per rank, for reports. */
+  public String summary() {
+    return headline() + workers.stream().map(w -> System.lineSeparator() + "  " + w.describe())
+        .collect(Collectors.joining());
+  }
+
+  @Override
+  public String toString() {
+    return "GroupResult{" + outcome + ", " + workers + "}";
+  }
+}

@@ -1,0 +1,131 @@
+package dev.ferry.cli.launch;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One started worker process of a {@link WorkerGroup}, with its output pumps and exit bookkeeping. */
+final class Worker {
+
+  private static final Logger log = LoggerFactory.getLogger(WorkerGroup.class);
+
+  private final int rank;
+  private final Process process;
+  private final long groupStartNanos;
+  private final List<LinePump> pumps = new ArrayList<>();
+  private final CompletableFuture<Worker> exited = new CompletableFuture<>();
+  private volatile boolean stopRequested;
+  private volatile long exitNanos;
+
+  private Worker(int rank, Process process, long groupStartNanos) {
+    this.rank = rank;
+    this.process = process;
+    this.groupStartNanos = groupStartNanos;
+  }
+
+  /**
+   * Wraps a freshly started process: starts pumps for forwarded streams, closes stdin unless the
+   * caller writes to it, and calls {@code onExit} (from a JDK thread) once the process has exited.
+   */
+  static Worker started(int rank, Process process, WorkerGroupSpec spec, long groupStartNanos, Consumer<Worker> onExit) {
+    Worker worker = new Worker(rank, process, groupStartNanos);
+    if (spec.stdout() == OutputMode.FORWARD) {
+      worker.pumps.add(LinePump.start(rank, WorkerStream.STDOUT, process.getInputStream(), spec.outputCharset(), spec.sink()));
+    }
+    if (spec.stderr() == OutputMode.FORWARD) {
+      worker.pumps.add(LinePump.start(rank, WorkerStream.STDERR, process.getErrorStream(), spec.outputCharset(), spec.sink()));
+    }
+    if (!spec.pipeStdin()) {
+      worker.closeStdin();
+    }
+    // Registered last: if the process is already gone the callback runs right here, and it must
+    // see the worker fully set up.
+    process.onExit().thenRun(() -> worker.recordExit(onExit));
+    return worker;
+  }
+
+  private void recordExit(Consumer<Worker> onExit) {
+    exitNanos = System.nanoTime();
+    Duration elapsed = Elapsed.since(groupStartNanos, exitNanos);
+    int code = process.exitValue();
+    if (stopRequested) {
+      log.info("rank {} (pid {}) stopped, exit code {}, after {}", rank, process.pid(), code, Elapsed.format(elapsed));
+    } else if (code == 0) {
+      log.info("rank {} (pid {}) exited with code 0 after {}", rank, process.pid(), Elapsed.format(elapsed));
+    } else {
+      log.warn("rank {} (pid {}) exited with code {} after {}", rank, process.pid(), code, Elapsed.format(elapsed));
+    }
+    // Completed only after exitNanos is recorded, so whoever waits on it sees it.
+    exited.complete(this);
+    onExit.accept(this);
+  }
+
+  int rank() {
+    return rank;
+  }
+
+  Process process() {
+    return process;
+  }
+
+  CompletableFuture<Worker> exited() {
+    return exited;
+  }
+
+  boolean hasExited() {
+    return exited.isDone();
+  }
+
+  boolean stopRequested() {
+    return stopRequested;
+  }
+
+  /** Marks the worker as stopped by the launcher; call before signalling it. */
+  void markStopRequested() {
+    stopRequested = true;
+  }
+
+  /** {@link System#nanoTime()} at exit; only valid once {@link #hasExited()}. */
+  long exitNanos() {
+    return exitNanos;
+  }
+
+  /** Exit code; only valid once {@link #hasExited()}. */
+  int exitCode() {
+    return process.exitValue();
+  }
+
+  /** The result, or a {@link WorkerResult#NOT_EXITED} result if the process is somehow still alive. */
+  WorkerResult result() {
+    if (!hasExited()) {
+      return new WorkerResult(rank, process.pid(), WorkerResult.NOT_EXITED,
+          Elapsed.since(groupStartNanos, System.nanoTime()), stopRequested);
+    }
+    return new WorkerResult(rank, process.pid(), process.exitValue(),
+        Elapsed.since(groupStartNanos, exitNanos), stopRequested);
+  }
+
+  /** Waits, up to the deadline, for forwarded output to be fully delivered. */
+  void awaitOutput(long deadlineNanos) throws InterruptedException {
+    for (LinePump pump : pumps) {
+      long left = deadlineNanos - System.nanoTime();
+      if (left <= 0 || !pump.awaitEnd(Duration.ofNanos(left))) {
+        log.debug("rank {}: output still open (a child process may hold the pipe); not waiting", rank);
+        return;
+      }
+    }
+  }
+
+  void closeStdin() {
+    try {
+      process.getOutputStream().close();
+    } catch (IOException e) {
+      log.debug("rank {}: closing stdin failed: {}", rank, e.toString());
+    }
+  }
+}

@@ -1,0 +1,41 @@
+package dev.ferry.cli.launch;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** Turns a {@link WorkerGroupSpec} into the {@link ProcessBuilder} of one rank. */
+final class WorkerCommand {
+
+  private WorkerCommand() {}
+
+  /** The command line, identical for every rank. */
+  static List<String> commandLine(WorkerGroupSpec spec) {
+    List<String> command = new ArrayList<>();
+    command.add(spec.javaExecutable().toString());
+    command.addAll(spec.jvmFlags());
+    command.addAll(spec.jvmArgs());
+    command.add("-cp");
+    command.add(spec.classpath());
+    command.add(spec.mainClass());
+    command.addAll(spec.args());
+    return command;
+  }
+
+  /** A process builder for {@code rank}, with its environment and redirections set. */
+  static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort) {
+    ProcessBuilder builder = new ProcessBuilder(commandLine(spec));
+    Map<String, String> env = builder.environment();
+    env.putAll(spec.env());
+    env.putAll(WorkerEnvironment.forRank(rank, spec.nproc(), spec.masterAddr(), masterPort));
+    spec.directory().ifPresent(dir -> builder.directory(dir.toFile()));
+    builder.redirectOutput(redirect(spec.stdout()));
+    builder.redirectError(redirect(spec.stderr()));
+    builder.redirectInput(ProcessBuilder.Redirect.PIPE);
+    return builder;
+  }
+
+  private static ProcessBuilder.Redirect redirect(OutputMode mode) {
+    return mode == OutputMode.DISCARD ? ProcessBuilder.Redirect.DISCARD : ProcessBuilder.Redirect.PIPE;
+  }
+}

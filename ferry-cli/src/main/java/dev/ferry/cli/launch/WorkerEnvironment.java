@@ -1,0 +1,67 @@
+package dev.ferry.cli.launch;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The environment variables the launcher sets for each worker, named as in {@code torchrun} so
+ * that workers rendezvous the same way ({@code init_method="env://"}):
+ *
+ * <pre>
+ * variable            value                                example (rank 1 of 3)
+ * ------------------  -----------------------------------  ---------------------
+ * RANK                global rank, 0 .. WORLD_SIZE-1       1
+ * LOCAL_RANK          rank on this node (= RANK: 1 node)   1
+ * WORLD_SIZE          number of workers                    3
+ * LOCAL_WORLD_SIZE    workers on this node (= WORLD_SIZE)  3
+ * MASTER_ADDR         address where rank 0 listens         127.0.0.1
+ * MASTER_PORT         port where rank 0 listens            41233
+ * FERRY_INIT_METHOD   how to rendezvous                    env://
+ * </pre>
+ *
+ * <p>A worker reads them with {@code System.getenv("RANK")}; Ferry's RPC initialisation does so
+ * when its init method is {@code env://}. Every other variable of the launcher's environment is
+ * inherited unchanged.
+ */
+public final class WorkerEnvironment {
+
+  /** Global rank of the worker. */
+  public static final String RANK = "RANK";
+  /** Rank of the worker on its node; the launcher is single-node, so it equals {@link #RANK}. */
+  public static final String LOCAL_RANK = "LOCAL_RANK";
+  /** Number of workers in the group. */
+  public static final String WORLD_SIZE = "WORLD_SIZE";
+  /** Number of workers on this node; equals {@link #WORLD_SIZE}. */
+  public static final String LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE";
+  /** Host name or address of rank 0's rendezvous endpoint. */
+  public static final String MASTER_ADDR = "MASTER_ADDR";
+  /** Port of rank 0's rendezvous endpoint. */
+  public static final String MASTER_PORT = "MASTER_PORT";
+  /** Rendezvous method, always {@link #ENV_INIT_METHOD} for launched workers. */
+  public static final String FERRY_INIT_METHOD = "FERRY_INIT_METHOD";
+  /** Value of {@link #FERRY_INIT_METHOD}: read everything from these variables. */
+  public static final String ENV_INIT_METHOD = "env://";
+
+  /** All variables above; {@link WorkerGroupSpec.Builder#putEnv} refuses them. */
+  public static final Set<String> RESERVED = Set.of(
+      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, FERRY_INIT_METHOD);
+
+  private WorkerEnvironment() {}
+
+  /** Returns the variables of worker {@code rank}, in the order of the table above. */
+  public static Map<String, String> forRank(int rank, int worldSize, String masterAddr, int masterPort) {
+    if (rank < 0 || rank >= worldSize) {
+      throw new IllegalArgumentException("rank " + rank + " is outside 0.." + (worldSize - 1));
+    }
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put(RANK, Integer.toString(rank));
+    env.put(LOCAL_RANK, Integer.toString(rank));
+    env.put(WORLD_SIZE, Integer.toString(worldSize));
+    env.put(LOCAL_WORLD_SIZE, Integer.toString(worldSize));
+    env.put(MASTER_ADDR, masterAddr);
+    env.put(MASTER_PORT, Integer.toString(masterPort));
+    env.put(FERRY_INIT_METHOD, ENV_INIT_METHOD);
+    return env;
+  }
+}

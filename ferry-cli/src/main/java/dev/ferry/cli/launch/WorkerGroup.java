@@ -1,0 +1,266 @@
+package dev.ferry.cli.launch;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running group of worker JVMs on this machine, one per rank, started from a {@link
+ * WorkerGroupSpec}: the engine of {@code ferry run} and of the benchmark harness.
+ *
+ * <pre>
+ * WorkerGroupSpec spec = WorkerGroupSpec.builder().nproc(3).mainClass("dev.ferry.examples.HelloCluster").build();
+ * try (WorkerGroup group = new WorkerGroup(spec).start()) {
+ *   GroupResult result = group.awaitCompletion(Duration.ofMinutes(10));
+ *   System.exit(result.succeeded() ? 0 : 1);
+ * } // close() stops whatever is still running
+ * </pre>
+ *
+ * <p>To talk to workers, pipe their streams and use {@link #process(int)}:
+ * <pre>
+ * WorkerGroupSpec spec = base.toBuilder().stdout(OutputMode.PIPE).pipeStdin(true).build();
+ * try (WorkerGroup group = new WorkerGroup(spec).start()) {
+ *   Process rank0 = group.process(0);
+ *   rank0.getOutputStream().write("go\n".getBytes(UTF_8));
+ *   rank0.getOutputStream().flush();
+ *   String reply = new BufferedReader(new InputStreamReader(rank0.getInputStream(), UTF_8)).readLine();
+ * }
+ * </pre>
+ *
+ * <p>Lifecycle: {@code new} → {@link #start()} → {@link #awaitCompletion} (optional) → {@link
+ * #close()}. The group is fail-fast, like torchrun: as soon as one worker exits with a non-zero
+ * code, {@code awaitCompletion} stops the others (SIGTERM, then SIGKILL after {@link
+ * WorkerGroupSpec#terminationGrace()}). Always close the group, in a {@code try}-with-resources
+ * or a shutdown hook: workers are separate processes and outlive a launcher that forgets them.
+ * A launcher killed with SIGKILL cannot clean up; its workers then keep running.
+ *
+ * <p>This class is thread-safe; in particular {@link #close()} may be called from a shutdown hook
+ * while another thread is in {@code start} or {@code awaitCompletion}.
+ */
+public final class WorkerGroup implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(WorkerGroup.class);
+
+  // Bound on waiting for forwarded output after the workers exited: normally the pipes reach
+  // end-of-file at once, but a worker's orphaned child could hold them open forever.
+  private static final Duration OUTPUT_DRAIN = Duration.ofSeconds(5);
+
+  private enum State { NEW, RUNNING, CLOSED }
+
+  private final WorkerGroupSpec spec;
+  private final Object lock = new Object();
+  private final Object awaitLock = new Object();
+  // Released once per worker exit; wakes up awaitCompletion.
+  private final Semaphore exitSignals = new Semaphore(0);
+  private volatile State state = State.NEW;
+  private volatile List<Worker> workers = List.of();
+  private volatile int masterPort;
+  private long startNanos;
+  private GroupResult result; // guarded by awaitLock
+
+  /** Creates a group that {@link #start()} will launch. */
+  public WorkerGroup(WorkerGroupSpec spec) {
+    this.spec = Objects.requireNonNull(spec, "spec");
+  }
+
+  /**
+   * Starts the workers, rank 0 first, and returns {@code this}. If a worker cannot be started,
+   * the ones already started are stopped before the exception is thrown.
+   *
+   * @throws IOException if a process cannot be created (e.g. the {@code java} binary is missing)
+   * @throws IllegalStateException if already started or closed
+   */
+  public WorkerGroup start() throws IOException {
+    synchronized (lock) {
+      if (state != State.NEW) {
+        throw new IllegalStateException("worker group is " + (state == State.CLOSED ? "closed" : "already started"));
+      }
+      masterPort = spec.masterPort() != 0 ? spec.masterPort() : FreePorts.pick();
+      log.debug("worker command: {}", WorkerCommand.commandLine(spec));
+      startNanos = System.nanoTime();
+      List<Worker> started = new ArrayList<>(spec.nproc());
+      int rank = 0;
+      try {
+        for (; rank < spec.nproc(); rank++) {
+          Process process = WorkerCommand.forRank(spec, rank, masterPort).start();
+          started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
+        }
+      } catch (IOException | RuntimeException e) {
+        state = State.CLOSED;
+        ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
+        if (e instanceof IOException) {
+          throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
+        }
+        throw e;
+      }
+      workers = List.copyOf(started);
+      state = State.RUNNING;
+      log.info("started {} worker{} running {} (master {}:{}), pids {}", spec.nproc(), spec.nproc() == 1 ? "" : "s",
+          spec.mainClass(), spec.masterAddr(), masterPort, workers.stream().map(w -> w.process().pid()).toList());
+    }
+    return this;
+  }
+
+  /** The spec this group was created from. */
+  public WorkerGroupSpec spec() {
+    return spec;
+  }
+
+  /** Number of workers. */
+  public int size() {
+    return spec.nproc();
+  }
+
+  /**
+   * The rendezvous port the workers were given ({@code MASTER_PORT}), resolved if the spec asked
+   * for a free one.
+   *
+   * @throws IllegalStateException if not started
+   */
+  public int masterPort() {
+    requireStarted();
+    return masterPort;
+  }
+
+  /**
+   * The process of worker {@code rank}, for its pid, liveness and, when the spec pipes them, its
+   * stdin ({@code getOutputStream}), stdout ({@code getInputStream}) and stderr.
+   *
+   * @throws IllegalStateException if not started
+   * @throws IndexOutOfBoundsException if {@code rank} is not in {@code 0 .. size()-1}
+   */
+  public Process process(int rank) {
+    requireStarted();
+    return workers.get(rank).process();
+  }
+
+  /** The processes of all workers, by rank. */
+  public List<Process> processes() {
+    requireStarted();
+    return workers.stream().map(Worker::process).toList();
+  }
+
+  /** Waits without a time limit; see {@link #awaitCompletion(Duration)}. */
+  public GroupResult awaitCompletion() throws InterruptedException {
+    return await(null);
+  }
+
+  /**
+   * Waits until every worker has exited, or one fails, or {@code timeout} passes, and returns how
+   * the group ended. On a failure or a timeout the remaining workers are stopped before this
+   * method returns. Forwarded output of the workers has been delivered to the sink by then.
+   * Later calls return the same result at once.
+   *
+   * @throws InterruptedException if interrupted while waiting; the workers keep running, so
+   *     close the group
+   * @throws IllegalStateException if not started
+   */
+  public GroupResult awaitCompletion(Duration timeout) throws InterruptedException {
+    Objects.requireNonNull(timeout, "timeout");
+    return await(timeout);
+  }
+
+  private GroupResult await(Duration timeout) throws InterruptedException {
+    requireStarted();
+    synchronized (awaitLock) {
+      if (result != null) {
+        return result;
+      }
+      long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + saturatedNanos(timeout);
+      GroupResult.Outcome outcome = null;
+      Worker failure;
+      // The state is read from the workers, not from the signals, so that a call interrupted
+      // half-way loses nothing and a later call sees the same history.
+      while (true) {
+        failure = firstFailure();
+        if (failure != null) {
+          outcome = GroupResult.Outcome.FAILED;
+          ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
+          break;
+        }
+        if (workers.stream().allMatch(Worker::hasExited)) {
+          break;
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          outcome = GroupResult.Outcome.TIMED_OUT;
+          ProcessTerminator.stop(workers, spec.terminationGrace(), "timeout of " + Elapsed.format(timeout) + " expired");
+          break;
+        }
+        if (timeout == null) {
+          exitSignals.acquire();
+        } else {
+          exitSignals.tryAcquire(left, TimeUnit.NANOSECONDS);
+        }
+      }
+      long endNanos = System.nanoTime();
+      if (outcome == null) {
+        boolean closed = workers.stream().anyMatch(Worker::stopRequested);
+        outcome = closed ? GroupResult.Outcome.TERMINATED : GroupResult.Outcome.SUCCEEDED;
+      }
+      awaitOutput();
+      result = new GroupResult(outcome, workers.stream().map(Worker::result).toList(),
+          failure == null ? null : failure.result(), Elapsed.since(startNanos, endNanos));
+      // The caller reports the outcome (the CLI prints result.summary()); logging it too would say it twice.
+      log.debug("{}", result.headline());
+      return result;
+    }
+  }
+
+  /**
+   * Stops every worker that is still running (SIGTERM, then SIGKILL after the grace period) and
+   * waits for them to exit and for their forwarded output to drain, both bounded. Idempotent.
+   */
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (state == State.CLOSED) {
+        return;
+      }
+      state = State.CLOSED;
+    }
+    ProcessTerminator.stop(workers, spec.terminationGrace(), "the worker group is closing");
+    workers.forEach(Worker::closeStdin);
+    try {
+      awaitOutput();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** The worker that first exited with a non-zero code on its own, or null. */
+  private Worker firstFailure() {
+    return workers.stream()
+        .filter(w -> w.hasExited() && w.exitCode() != 0 && !w.stopRequested())
+        .min(Comparator.comparingLong(Worker::exitNanos))
+        .orElse(null);
+  }
+
+  private void awaitOutput() throws InterruptedException {
+    long deadline = System.nanoTime() + OUTPUT_DRAIN.toNanos();
+    for (Worker w : workers) {
+      w.awaitOutput(deadline);
+    }
+  }
+
+  private void requireStarted() {
+    if (workers.isEmpty()) {
+      throw new IllegalStateException("worker group was not started");
+    }
+  }
+
+  private static long saturatedNanos(Duration d) {
+    try {
+      return d.toNanos();
+    } catch (ArithmeticException e) {
+      return Long.MAX_VALUE / 2;
+    }
+  }
+}

@@ -1,0 +1,177 @@
+package dev.ferry.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ferry.cli.launch.TestWorkers;
+import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.FailOnRank;
+import dev.ferry.cli.testworkers.Sleeper;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import picocli.CommandLine;
+
+/** Runs the CLI in this JVM (worker JVMs are real) and checks its output and exit codes. */
+@Timeout(60)
+class FerryCliTest {
+
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int ferry(String... args) {
+    return FerryCli.execute(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  /** {@code ferry run} with the test workers' class path and fast JVM options, then {@code args}. */
+  private int run(String... args) {
+    List<String> all = new ArrayList<>(List.of("run", "--classpath", TestWorkers.classpath()));
+    TestWorkers.FAST_JVM.forEach(option -> all.add("--jvm-arg=" + option));
+    all.addAll(Arrays.asList(args));
+    return ferry(all.toArray(String[]::new));
+  }
+
+  private String out() {
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @AfterEach
+  void noWorkerOutlivesTheLauncher() {
+    assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive))
+        .as("processes left behind by ferry run").isEmpty();
+  }
+
+  @Test
+  void runStartsEveryRankAndPrefixesItsOutput() {
+    int code = run("--nproc", "2", "--master-port", "29517", "--jvm-arg", "-Dferry.test.prop=cli",
+        EnvEcho.class.getName(), "x", "--y");
+
+    assertThat(code).as(err()).isZero();
+    assertThat(out().lines().toList()).contains(
+        "[0] RANK=0", "[0] WORLD_SIZE=2", "[0] MASTER_PORT=29517", "[0] FERRY_INIT_METHOD=env://",
+        "[0] prop=cli", "[0] args=[x, --y]",
+        "[1] RANK=1", "[1] LOCAL_RANK=1", "[1] MASTER_ADDR=127.0.0.1", "[1] args=[x, --y]");
+    assertThat(err()).contains("[0] stderr of rank 0", "[1] stderr of rank 1",
+        "ferry run: all 2 workers exited with code 0");
+  }
+
+  @Test
+  void noPrefixForwardsOutputVerbatim() {
+    assertThat(run("--no-prefix", EnvEcho.class.getName())).isZero();
+
+    assertThat(out().lines().toList()).contains("RANK=0", "WORLD_SIZE=1").noneMatch(l -> l.startsWith("["));
+  }
+
+  @Test
+  void optionsAfterTheMainClassBelongToTheWorker() {
+    assertThat(run(EnvEcho.class.getName(), "--nproc", "5")).isZero();
+
+    assertThat(out()).contains("[0] WORLD_SIZE=1", "[0] args=[--nproc, 5]");
+  }
+
+  @Test
+  void aFailingRankStopsTheGroupAndSetsTheExitCode() {
+    int code = run("--nproc", "3", FailOnRank.class.getName(), "1", "3");
+
+    assertThat(code).isEqualTo(3);
+    assertThat(err()).contains("ferry run: rank 1 (pid ", ") failed with exit code 3 after ",
+        "; stopped ranks 0, 2", "[1] rank 1 failing on purpose");
+  }
+
+  @Test
+  void timeoutStopsEverythingAndSaysSo() {
+    int code = run("--nproc", "2", "--timeout", "1s", Sleeper.class.getName());
+
+    assertThat(code).isEqualTo(RunCommand.EXIT_TIMEOUT);
+    assertThat(err()).contains("ferry run: timed out after ", "stopped ranks 0, 1");
+  }
+
+  @Test
+  void rejectsBadArgumentsWithClearMessages() {
+    assertThat(ferry("run", "--nproc", "0", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--nproc must be at least 1, but was 0");
+
+    assertThat(ferry("run", "--nproc", "2")).isEqualTo(2);
+    assertThat(err()).contains("Missing required parameter: 'MAIN_CLASS'");
+
+    assertThat(ferry("run", "my/app/Main")).isEqualTo(2);
+    assertThat(err()).contains("'my/app/Main' is not a Java class name");
+
+    assertThat(ferry("run", "--timeout", "10", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("'10' is not a duration");
+
+    assertThat(ferry("run", "--master-port", "0", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--master-port must be in 1..65535");
+
+    assertThat(ferry("run", "--nprocs", "2", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("Unknown option: '--nprocs'");
+
+    assertThat(ferry()).isEqualTo(2);
+    assertThat(err()).contains("Missing command");
+  }
+
+  @Test
+  void aMainClassThatDoesNotExistFailsWithTheWorkersMessage() {
+    int code = run("--nproc", "2", "does.not.Exist");
+
+    assertThat(code).isEqualTo(1);
+    assertThat(err()).contains("Could not find or load main class does.not.Exist", "failed with exit code 1");
+  }
+
+  @Test
+  void aMainClassMissingFromTheLaunchersClassPathIsReportedBeforeStarting() {
+    assertThat(ferry("run", "--nproc", "2", "does.not.Exist")).isEqualTo(1);
+
+    assertThat(err()).contains("ferry run: main class does.not.Exist is not on the class path");
+    assertThat(out()).isEmpty();
+  }
+
+  @Test
+  void helpAndVersion() {
+    assertThat(ferry("--version")).isZero();
+    assertThat(out()).contains("ferry 0.1.0-SNAPSHOT", "JVM: ");
+
+    assertThat(ferry("--help")).isZero();
+    assertThat(out()).contains("run", "bench");
+
+    assertThat(ferry("run", "--help")).isZero();
+    assertThat(out()).contains("--nproc=N", "RANK", "MASTER_PORT", "124");
+  }
+
+  @Test
+  void benchWithoutTheHarnessOnTheClassPathSaysSo() {
+    assertThat(ferry("bench", "--quick")).isEqualTo(1);
+    assertThat(err()).contains("ferry bench: dev.ferry.bench.BenchMain is not on the class path; build ferry-bench");
+  }
+
+  @Test
+  void benchPassesEveryArgumentThrough() {
+    CommandLine bench = new CommandLine(new BenchCommand(FakeBench.class.getName(), System.err))
+        .setUnmatchedOptionsArePositionalParams(true);
+
+    assertThat(bench.execute("--help", "--size", "4", "x")).isZero();
+    assertThat(FakeBench.lastArgs).containsExactly("--help", "--size", "4", "x");
+
+    bench.setErr(new java.io.PrintWriter(new PrintStream(err, true, StandardCharsets.UTF_8), true));
+    assertThat(bench.execute("--explode")).isEqualTo(1);
+    assertThat(err()).contains("bench exploded");
+  }
+
+  @Test
+  void durationsAcceptUnitsAndIso() {
+    assertThat(DurationConverter.parse("500ms")).hasMillis(500);
+    assertThat(DurationConverter.parse("1m30s")).hasSeconds(90);
+    assertThat(DurationConverter.parse("2h")).hasHours(2);
+    assertThat(DurationConverter.parse("PT90S")).hasSeconds(90);
+  }
+}

@@ -1,0 +1,221 @@
+package dev.ferry.cli.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.ferry.cli.testworkers.Chatty;
+import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.FailOnRank;
+import dev.ferry.cli.testworkers.Sleeper;
+import dev.ferry.cli.testworkers.StdinEcho;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** Starts real worker JVMs; every test ends with no worker process left alive. */
+@Timeout(60)
+class WorkerGroupTest {
+
+  private static final Duration BOUND = Duration.ofSeconds(30);
+
+  private final CollectingSink sink = new CollectingSink();
+  private final List<WorkerGroup> groups = new ArrayList<>();
+
+  private WorkerGroup start(WorkerGroupSpec spec) throws IOException {
+    WorkerGroup group = new WorkerGroup(spec);
+    groups.add(group);
+    return group.start();
+  }
+
+  @AfterEach
+  void noOrphans() {
+    for (WorkerGroup group : groups) {
+      List<Process> processes = group.processes();
+      group.close();
+      for (Process p : processes) {
+        assertThat(ProcessHandle.of(p.pid()).map(ProcessHandle::isAlive).orElse(false))
+            .as("worker pid %d is still alive", p.pid()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void everyRankStartsWithTheRendezvousEnvironment() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(EnvEcho.class, 3, "a", "b c")
+        .addJvmArg("-Dferry.test.prop=from-jvm-arg")
+        .putEnv("FERRY_TEST_EXTRA", "extra")
+        .sink(sink)
+        .build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.SUCCEEDED);
+    assertThat(result.failure()).isEmpty();
+    assertThat(group.masterPort()).isBetween(1, 65535);
+    for (int rank = 0; rank < 3; rank++) {
+      assertThat(result.workers().get(rank).rank()).isEqualTo(rank);
+      assertThat(result.workers().get(rank).exitCode()).isZero();
+      assertThat(result.workers().get(rank).pid()).isEqualTo(group.process(rank).pid());
+      assertThat(sink.lines(rank, WorkerStream.STDOUT)).containsExactly(
+          "RANK=" + rank,
+          "LOCAL_RANK=" + rank,
+          "WORLD_SIZE=3",
+          "LOCAL_WORLD_SIZE=3",
+          "MASTER_ADDR=127.0.0.1",
+          "MASTER_PORT=" + group.masterPort(),
+          "FERRY_INIT_METHOD=env://",
+          "FERRY_TEST_EXTRA=extra",
+          "prop=from-jvm-arg",
+          "args=[a, b c]");
+      assertThat(sink.lines(rank, WorkerStream.STDERR)).containsExactly("stderr of rank " + rank);
+    }
+  }
+
+  @Test
+  void forwardsEveryLineWholeAndInOrder() throws Exception {
+    int lines = 3000;
+    WorkerGroup group = start(TestWorkers.spec(Chatty.class, 2, Integer.toString(lines)).sink(sink).build());
+
+    assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+
+    String padding = "x".repeat(100);
+    for (int rank = 0; rank < 2; rank++) {
+      List<String> expected = new ArrayList<>();
+      for (int i = 0; i < lines; i++) {
+        expected.add("rank " + rank + " line " + i + " " + padding);
+      }
+      expected.add("rank " + rank + " done"); // unterminated last line
+      assertThat(sink.lines(rank, WorkerStream.STDOUT)).containsExactlyElementsOf(expected);
+    }
+  }
+
+  @Test
+  void aFailingRankStopsTheOthersAndIsReported() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(FailOnRank.class, 3, "1", "3").sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.FAILED);
+    WorkerResult failure = result.failure().orElseThrow();
+    assertThat(failure.rank()).isEqualTo(1);
+    assertThat(failure.exitCode()).isEqualTo(3);
+    assertThat(failure.stoppedByLauncher()).isFalse();
+    assertThat(result.workers().get(0).stoppedByLauncher()).isTrue();
+    assertThat(result.workers().get(2).stoppedByLauncher()).isTrue();
+    assertThat(result.headline()).isEqualTo("rank 1 (pid " + failure.pid() + ") failed with exit code 3 after "
+        + Elapsed.format(failure.elapsed()) + "; stopped ranks 0, 2");
+    assertThat(group.processes()).noneMatch(Process::isAlive);
+    // SIGTERM is enough for a worker that does not resist, so no grace period is spent.
+    assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(15));
+    assertThat(sink.lines(1, WorkerStream.STDERR)).contains("rank 1 failing on purpose");
+  }
+
+  @Test
+  void aTimeoutStopsAHungGroup() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(Duration.ofSeconds(1));
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.TIMED_OUT);
+    assertThat(result.elapsed()).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+    assertThat(result.workers()).allMatch(WorkerResult::stoppedByLauncher).noneMatch(WorkerResult::succeeded);
+    assertThat(result.headline()).startsWith("timed out after ").endsWith("; stopped ranks 0, 1");
+    assertThat(group.processes()).noneMatch(Process::isAlive);
+    assertThat(group.awaitCompletion(Duration.ofSeconds(1))).isSameAs(result);
+  }
+
+  @Test
+  void aWorkerThatIgnoresSigtermIsKilledAfterTheGracePeriod() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 1, "--ignore-sigterm")
+        .terminationGrace(Duration.ofMillis(500)).sink(sink).build());
+    sink.awaitLines("ready", 1, BOUND); // the shutdown hook that resists SIGTERM is installed
+
+    group.close();
+
+    assertThat(group.process(0).isAlive()).isFalse();
+    GroupResult result = group.awaitCompletion(BOUND);
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.TERMINATED);
+    assertThat(result.workers().get(0).exitCode()).isEqualTo(128 + 9); // SIGKILL
+  }
+
+  @Test
+  void closeStopsRunningWorkersAndIsIdempotent() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
+    sink.awaitLines("ready", 2, BOUND);
+
+    group.close();
+    group.close();
+
+    assertThat(group.processes()).noneMatch(Process::isAlive);
+    assertThat(group.awaitCompletion(BOUND).outcome()).isEqualTo(GroupResult.Outcome.TERMINATED);
+    assertThatThrownBy(group::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  @Test
+  void anInterruptedWaitLeavesTheGroupRunningAndCanBeRepeated() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
+    sink.awaitLines("ready", 2, BOUND);
+
+    Thread.currentThread().interrupt();
+    assertThatThrownBy(() -> group.awaitCompletion(BOUND)).isInstanceOf(InterruptedException.class);
+
+    assertThat(group.processes()).allMatch(Process::isAlive);
+    assertThat(group.awaitCompletion(Duration.ofMillis(200)).outcome()).isEqualTo(GroupResult.Outcome.TIMED_OUT);
+    assertThat(group.processes()).noneMatch(Process::isAlive);
+  }
+
+  @Test
+  void pipedStreamsLetTheCallerTalkToEachWorker() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(StdinEcho.class, 2)
+        .stdout(OutputMode.PIPE).pipeStdin(true).sink(sink).build());
+
+    for (int rank = 0; rank < 2; rank++) {
+      Process process = group.process(rank);
+      OutputStream stdin = process.getOutputStream();
+      stdin.write(("hello " + rank + "\n").getBytes(StandardCharsets.UTF_8));
+      stdin.flush();
+      BufferedReader stdout = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+      assertThat(stdout.readLine()).isEqualTo(rank + ":hello " + rank);
+      stdin.close(); // end of input: the worker exits 0
+    }
+
+    assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+    assertThat(sink.lines(0, WorkerStream.STDOUT)).isEmpty(); // piped, not forwarded
+  }
+
+  @Test
+  void discardedStreamsAreNotForwarded() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(EnvEcho.class, 1).stdout(OutputMode.DISCARD).sink(sink).build());
+
+    assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+    assertThat(sink.lines(0, WorkerStream.STDOUT)).isEmpty();
+    assertThat(sink.lines(0, WorkerStream.STDERR)).containsExactly("stderr of rank 0");
+  }
+
+  @Test
+  void stdinIsClosedUnlessPiped() throws Exception {
+    // StdinEcho would block forever on an open stdin.
+    WorkerGroup group = start(TestWorkers.spec(StdinEcho.class, 1).sink(sink).build());
+
+    assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+  }
+
+  @Test
+  void aWorkerThatCannotStartFailsStartCleanly() {
+    WorkerGroup group = new WorkerGroup(TestWorkers.spec(EnvEcho.class, 2)
+        .javaExecutable(Path.of("/nonexistent/bin/java")).build());
+
+    assertThatThrownBy(group::start).isInstanceOf(IOException.class)
+        .hasMessageContaining("cannot start worker rank 0 with /nonexistent/bin/java");
+    assertThatThrownBy(() -> group.process(0)).isInstanceOf(IllegalStateException.class);
+  }
+}

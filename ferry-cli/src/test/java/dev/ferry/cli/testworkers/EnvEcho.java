@@ -1,0 +1,17 @@
+package dev.ferry.cli.testworkers;
+
+import java.util.List;
+
+/** Test worker: prints the launcher's variables, a system property and its arguments, then exits 0. */
+public final class EnvEcho {
+
+  public static void main(String[] args) {
+    for (String name : List.of("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
+        "MASTER_PORT", "FERRY_INIT_METHOD", "FERRY_TEST_EXTRA")) {
+      System.out.println(name + "=" + System.getenv(name));
+    }
+    System.out.println("prop=" + System.getProperty("ferry.test.prop"));
+    System.out.println("args=" + List.of(args));
+    System.err.println("stderr of rank " + System.getenv("RANK"));
+  }
+}
