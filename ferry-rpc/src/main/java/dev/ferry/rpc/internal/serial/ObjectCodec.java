@@ -75,9 +75,7 @@ public final class ObjectCodec {
     public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand) {
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
-            if (outOfBand.isEmpty()) {
-                return fory.deserialize(stream);
-            }
+            // Always pass the list, even empty: streams written with a buffer callback require it.
             List<MemoryBuffer> buffers = new ArrayList<>(outOfBand.size());
             for (ByteBuffer buffer : outOfBand) {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
