@@ -25,8 +25,8 @@ import java.util.concurrent.TimeUnit;
  * }
  * }</pre>
  *
- * <p>With no server to park on, blocking calls poll the file, backing off from 1 ms to {@value
- * #MAX_POLL_MILLIS} ms; a change made by another FileStore in the same JVM wakes them at once.
+ * <p>With no server to park on, blocking calls poll the file, backing off from 1 ms to 50 ms; a
+ * change made by another FileStore in the same JVM wakes them at once.
  *
  * <p>The file is a log that only grows and is never deleted by Ferry: use a fresh path per job,
  * since keys left by an earlier run would be seen by the next one. A file that is not a Ferry
@@ -37,7 +37,7 @@ import java.util.concurrent.TimeUnit;
 public final class FileStore implements Store {
     /** c10d's default store timeout. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(300);
-    static final long MAX_POLL_MILLIS = 50;
+    private static final long MAX_POLL_MILLIS = 50;
 
     private final FileStoreLog file;
     private final Duration timeout;
@@ -159,11 +159,23 @@ public final class FileStore implements Store {
     private <T> T poll(List<String> keys, Duration timeout, FileStoreLog.Action<T> onReady) {
         Deadline deadline = Deadline.after(timeout);
         long backoffNanos = TimeUnit.MILLISECONDS.toNanos(1);
+        List<String> lastMissing = keys;
         while (true) {
-            Attempt<T> attempt = file.locked(timeout.isZero() ? Duration.ZERO : remaining(deadline), f -> {
-                List<String> missing = missing(f, keys);
-                return missing.isEmpty() ? new Attempt<>(onReady.run(f), missing) : new Attempt<T>(null, missing);
-            });
+            Attempt<T> attempt;
+            try {
+                attempt = file.locked(timeout.isZero() ? Duration.ZERO : remaining(deadline), f -> {
+                    List<String> missing = missing(f, keys);
+                    return missing.isEmpty() ? new Attempt<>(onReady.run(f), missing) : new Attempt<T>(null, missing);
+                });
+            } catch (RpcException e) {
+                if (e.code() != RpcException.Code.TIMEOUT) {
+                    throw e;
+                }
+                // The file lock stayed busy until the deadline: still a timed-out wait for keys,
+                // reported with the keys last seen missing so callers can name them.
+                throw new StoreTimeoutException(timeout, lastMissing, e);
+            }
+            lastMissing = attempt.missing();
             if (attempt.missing().isEmpty()) {
                 return attempt.value();
             }

@@ -4,6 +4,7 @@ import static java.nio.charset.StandardCharsets.US_ASCII;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
@@ -93,6 +94,12 @@ class FileStoreTest {
                         assertThat(e.code()).isEqualTo(Code.TIMEOUT);
                         assertThat(e.getMessage()).contains("lock").contains(file.toString());
                     });
+
+            // A wait for keys that cannot even read the file is still a wait that names its keys.
+            StoreTimeoutException timeout = catchThrowableOfType(StoreTimeoutException.class,
+                    () -> store.get("absent", Duration.ofMillis(100)));
+            assertThat(timeout.missingKeys()).containsExactly("absent");
+            assertThat(timeout.getCause()).hasMessageContaining("lock");
 
             Background<Boolean> setter = Background.start("setter", () -> {
                 store.set("after", new byte[] {2});
