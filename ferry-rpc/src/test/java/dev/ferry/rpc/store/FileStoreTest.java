@@ -112,6 +112,45 @@ class FileStoreTest {
     }
 
     @Test
+    void anInterruptedCallerDoesNotBreakTheStore() throws Exception {
+        // An interrupt reaching a thread in FileChannel I/O closes the channel for everyone; the
+        // store must keep callers' interrupts away from the channel.
+        Path file = dir.resolve("interrupts");
+        try (FileStore store = FileStore.open(file, LONG);
+             FileChannel foreign = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            store.set("before", new byte[] {1});
+            FileLock lock = foreign.lock();
+            Background<Boolean> setter = Background.start("setter", () -> {
+                store.set("during", new byte[] {2}); // stuck behind the foreign lock
+                return true;
+            }).awaitBlocked();
+
+            setter.interrupt();
+            assertThatThrownBy(setter::join)
+                    .isInstanceOfSatisfying(RpcException.class, e -> {
+                        assertThat(e.code()).isEqualTo(Code.INTERNAL);
+                        assertThat(e.getMessage()).contains("Interrupted");
+                    });
+            lock.release();
+
+            // The started set still lands, and the store is intact for everyone else.
+            assertThat(store.get("during")).containsExactly(2);
+            store.set("after", new byte[] {3});
+            assertThat(store.get("after")).containsExactly(3);
+
+            Thread.currentThread().interrupt();
+            try {
+                assertThatThrownBy(() -> store.set("while-interrupted", new byte[0]))
+                        .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.code()).isEqualTo(Code.INTERNAL));
+            } finally {
+                assertThat(Thread.interrupted()).as("interrupt status kept").isTrue();
+            }
+            assertThat(store.check(List.of("while-interrupted"))).isFalse();
+            assertThat(store.get("before")).containsExactly(1);
+        }
+    }
+
+    @Test
     void aFileThatIsNotAStoreIsRejectedNamingIt() throws IOException {
         Path file = dir.resolve("not-a-store");
         Files.writeString(file, "hello, I am a text file\n");

@@ -16,6 +16,8 @@ import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.slf4j.Logger;
@@ -83,10 +85,47 @@ public final class FileStoreLog implements AutoCloseable {
      * Runs {@code action} with this JVM's stripe lock and the OS file lock held and the map
      * refreshed from the file.
      *
+     * <p>The work runs on a fresh virtual thread while the caller waits. A {@link FileChannel} is
+     * closed for every user when a thread doing I/O on it is interrupted, so an interrupt aimed at
+     * one caller must never reach the thread touching the channel. An interrupted caller stops
+     * waiting (INTERNAL), but an operation already started still completes.
+     *
      * @param lockTimeout how long to wait for the locks (ZERO: forever)
      * @throws RpcException SHUTDOWN if closed, TIMEOUT if the locks are not acquired in time
      */
     public <T> T locked(Duration lockTimeout, Action<T> action) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw interrupted(null);
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        Thread.ofVirtual().name("ferry-filestore-io").start(() -> {
+            try {
+                result.complete(lockedHere(lockTimeout, action));
+            } catch (Throwable t) {
+                result.completeExceptionally(t);
+            }
+        });
+        try {
+            // Bounded by lockTimeout (and by close()) inside lockedHere.
+            return result.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RpcException rpc) {
+                throw rpc.rethrowable();
+            }
+            throw new RpcException(Code.INTERNAL, "FileStore operation on " + path + " failed: " + e.getCause(),
+                    e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw interrupted(e);
+        }
+    }
+
+    private RpcException interrupted(InterruptedException cause) {
+        return new RpcException(Code.INTERNAL, "Interrupted while using FileStore file " + path
+                + (cause == null ? "" : "; an operation already started may still complete"), cause);
+    }
+
+    private <T> T lockedHere(Duration lockTimeout, Action<T> action) {
         Deadline deadline = Deadline.after(lockTimeout);
         lockStripe(deadline, lockTimeout);
         try {

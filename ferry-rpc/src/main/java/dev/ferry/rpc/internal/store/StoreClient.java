@@ -204,6 +204,10 @@ public final class StoreClient implements AutoCloseable {
 
     /** Sends a request and waits for its reply; null if {@code wait} (ZERO: forever) runs out. */
     private Frame send(StoreRequest request, Duration wait) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new RpcException(Code.INTERNAL, "Interrupted before sending " + request.describe()
+                    + " to TcpStore server " + target);
+        }
         byte[] frame = request.encode(nextRequestId());
         int id = frameId(frame);
         CompletableFuture<Frame> reply = new CompletableFuture<>();
@@ -216,7 +220,7 @@ public final class StoreClient implements AutoCloseable {
         }
         try {
             write(frame);
-            return wait.isZero() ? reply.get() : reply.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+            return wait.isZero() ? reply.get() : reply.get(StoreArguments.toNanosSaturated(wait), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
             cancelOnServer(request, id);
             return null;
