@@ -69,18 +69,22 @@ public final class Rendezvous {
         this.environment = builder.environment;
     }
 
+    /** A builder with PyTorch's defaults: {@code env://}, 30 minutes, the process environment. */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** The init method URL. */
     public String initMethod() {
         return initMethod;
     }
 
+    /** The rank given explicitly, if any. */
     public OptionalInt rank() {
         return rank;
     }
 
+    /** The world size given explicitly, if any. */
     public OptionalInt worldSize() {
         return worldSize;
     }
@@ -261,6 +265,7 @@ public final class Rendezvous {
             return this;
         }
 
+        /** The immutable rendezvous; settings are checked by {@link Rendezvous#connect()}. */
         public Rendezvous build() {
             return new Rendezvous(this);
         }

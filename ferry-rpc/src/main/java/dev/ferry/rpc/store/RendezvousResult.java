@@ -31,10 +31,12 @@ public final class RendezvousResult implements AutoCloseable {
         return store;
     }
 
+    /** This process's rank, in {@code [0, worldSize)}. */
     public int rank() {
         return rank;
     }
 
+    /** The number of processes in the job. */
     public int worldSize() {
         return worldSize;
     }
