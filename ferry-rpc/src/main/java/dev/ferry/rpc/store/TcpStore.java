@@ -78,11 +78,13 @@ public final class TcpStore implements Store {
      * Connects to a server at {@code host:port}, retrying until {@code timeout} (ZERO: forever),
      * which also becomes the store's default timeout.
      *
-     * @throws RpcException RENDEZVOUS_FAILED if no server answers in time
+     * @throws RpcException RENDEZVOUS_FAILED if no server answers in time, INVALID_ARGUMENT for a
+     *     port outside 1..65535
      */
     public static TcpStore connect(String host, int port, Duration timeout) {
-        StoreArguments.timeout(timeout);
-        return new TcpStore(new Connection(StoreClient.connect(host, port, timeout), null), timeout);
+        TcpStoreOptions options = TcpStoreOptions.builder().host(host).port(port).timeout(timeout).build();
+        return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), timeout), null),
+                timeout);
     }
 
     /** The {@code host:port} of the server this store talks to. */

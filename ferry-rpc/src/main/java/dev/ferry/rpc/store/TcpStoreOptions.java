@@ -36,6 +36,7 @@ public final class TcpStoreOptions {
         this.timeout = builder.timeout;
     }
 
+    /** A builder with host {@code 127.0.0.1}, no port, client only and {@link #DEFAULT_TIMEOUT}. */
     public static Builder builder() {
         return new Builder();
     }
@@ -65,6 +66,7 @@ public final class TcpStoreOptions {
         return toBuilder().timeout(timeout).build();
     }
 
+    /** A builder starting from these options. */
     public Builder toBuilder() {
         return new Builder().host(host).port(port).server(server).timeout(timeout);
     }

@@ -67,6 +67,7 @@ public final class TcpStoreServer implements AutoCloseable {
         return server.parkedRequests();
     }
 
+    /** Whether {@link #close()} has been called. */
     public boolean isClosed() {
         return server.isClosed();
     }

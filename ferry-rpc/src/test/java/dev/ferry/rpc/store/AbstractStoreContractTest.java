@@ -29,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 public abstract class AbstractStoreContractTest {
     /** Long enough never to expire in a passing test; waits that should end are released sooner. */
     protected static final Duration LONG = Duration.ofSeconds(60);
-    protected static final Duration SHORT = Duration.ofMillis(200);
+    protected static final Duration SHORT = Duration.ofMillis(100);
 
     private final List<AutoCloseable> cleanup = new ArrayList<>();
     protected Store store;

@@ -53,6 +53,10 @@ final class Background<T> {
         throw new AssertionError("call did not block within " + BOUND + "; state " + thread.getState());
     }
 
+    void interrupt() {
+        thread.interrupt();
+    }
+
     boolean isDone() {
         return result.isDone();
     }

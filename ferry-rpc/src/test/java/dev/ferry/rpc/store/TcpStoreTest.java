@@ -15,6 +15,8 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -132,6 +134,34 @@ class TcpStoreTest {
 
         assertThat(getter.join()).containsExactly(42);
         assertThat(server.parkedRequests()).isZero();
+    }
+
+    @Test
+    void anInterruptedGetIsCancelledOnTheServerAndTheConnectionSurvives() throws Exception {
+        TcpStoreServer server = startServer();
+        TcpStore store = client(server);
+        CompletableFuture<RpcException> outcome = new CompletableFuture<>();
+        // A virtual thread: interrupting one blocked in socket I/O would close the socket, so this
+        // also checks that callers never block in socket I/O themselves.
+        Thread caller = Thread.ofVirtual().start(() -> {
+            try {
+                store.get("never", Duration.ZERO);
+                outcome.completeExceptionally(new AssertionError("get returned"));
+            } catch (RpcException e) {
+                outcome.complete(e);
+            }
+        });
+        Eventually.until("GET parked on the server", () -> server.parkedRequests() == 1);
+
+        caller.interrupt();
+
+        RpcException e = outcome.get(10, TimeUnit.SECONDS);
+        assertThat(e.getMessage()).contains("Interrupted");
+        Eventually.until("server released the cancelled wait",
+                () -> server.parkedRequests() == 0 && server.liveThreads() == 2);
+        assertThat(store.isConnected()).isTrue();
+        store.set("k", new byte[] {1});
+        assertThat(store.get("k")).containsExactly(1);
     }
 
     @Test

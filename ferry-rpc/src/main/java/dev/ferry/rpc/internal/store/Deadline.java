@@ -22,8 +22,8 @@ public final class Deadline {
         if (timeout.isZero()) {
             return NEVER;
         }
-        // Saturate: Duration.ofDays(365 * 1000) would overflow a nanosecond count.
-        long nanos = timeout.compareTo(Duration.ofDays(100 * 365)) > 0 ? Long.MAX_VALUE / 4 : timeout.toNanos();
+        // Saturated: a timeout of centuries would overflow a nanosecond count.
+        long nanos = Math.min(StoreArguments.toNanosSaturated(timeout), Long.MAX_VALUE / 4);
         return new Deadline(System.nanoTime() + nanos, false);
     }
 

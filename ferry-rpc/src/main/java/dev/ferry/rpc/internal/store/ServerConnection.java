@@ -12,6 +12,8 @@ import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -44,6 +46,8 @@ final class ServerConnection {
     private final ReentrantLock writeLock = new ReentrantLock();
     private final OutputStream out;
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** Parked GET/WAIT requests by id, so that CANCEL can find them. */
+    private final Map<Integer, ParkedWait> parked = new ConcurrentHashMap<>();
 
     ServerConnection(Socket socket, KeyValueTable table, ThreadTracker waiters,
                      Consumer<ServerConnection> onClose) throws IOException {
@@ -109,6 +113,7 @@ final class ServerConnection {
         switch (request) {
             case StoreRequest.Get get -> awaitKeys(id, List.of(get.key()), get.timeoutMillis(), true);
             case StoreRequest.Wait wait -> awaitKeys(id, wait.keys(), wait.timeoutMillis(), false);
+            case StoreRequest.Cancel cancel -> cancel(cancel.target());
             default -> reply(execute(id, request));
         }
     }
@@ -128,6 +133,7 @@ final class ServerConnection {
                 case StoreRequest.NumKeys numKeys -> ok(id).putLong(table.size()).toByteArray();
                 case StoreRequest.Get get -> throw new IllegalStateException("GET is dispatched to a waiter");
                 case StoreRequest.Wait wait -> throw new IllegalStateException("WAIT is dispatched to a waiter");
+                case StoreRequest.Cancel cancel -> throw new IllegalStateException("CANCEL has no reply");
             };
         } catch (RpcException e) {
             // A bad counter value is the caller's mistake, not a reason to drop the connection.
@@ -141,8 +147,17 @@ final class ServerConnection {
             reply(satisfied(id, now, returnValue));
             return;
         }
-        waiters.start("ferry-store-wait-" + peer + "#" + id,
-                new ParkedWait(id, keys, Duration.ofMillis(timeoutMillis), returnValue));
+        ParkedWait wait = new ParkedWait(id, keys, Duration.ofMillis(timeoutMillis), returnValue);
+        parked.put(id, wait);
+        waiters.start("ferry-store-wait-" + peer + "#" + id, wait);
+    }
+
+    private void cancel(int target) {
+        ParkedWait wait = parked.get(target);
+        if (wait != null) {
+            wait.cancelled = true;
+            table.wakeAll();
+        }
     }
 
     /** A GET or WAIT parked until its keys appear, its deadline passes or the connection goes. */
@@ -151,6 +166,7 @@ final class ServerConnection {
         private final List<String> keys;
         private final Duration timeout;
         private final boolean returnValue;
+        private volatile boolean cancelled;
 
         ParkedWait(int id, List<String> keys, Duration timeout, boolean returnValue) {
             this.id = id;
@@ -161,9 +177,18 @@ final class ServerConnection {
 
         @Override
         public void run() {
+            try {
+                awaitAndReply();
+            } finally {
+                parked.remove(id, this);
+            }
+        }
+
+        private void awaitAndReply() {
             byte[] reply;
             try {
-                KeyValueTable.WaitResult result = table.await(keys, Deadline.after(timeout), closed::get);
+                KeyValueTable.WaitResult result = table.await(keys, Deadline.after(timeout),
+                        () -> cancelled || closed.get());
                 if (result.cancelled()) {
                     return;
                 }

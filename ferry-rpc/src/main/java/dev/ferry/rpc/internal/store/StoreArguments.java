@@ -8,6 +8,8 @@ import java.util.Objects;
 
 /** Argument checks shared by every store implementation, so they all fail the same way. */
 public final class StoreArguments {
+    private static final Duration MAX_NANOS = Duration.ofNanos(Long.MAX_VALUE / 2);
+
     private StoreArguments() {
     }
 
@@ -38,6 +40,11 @@ public final class StoreArguments {
         return timeout;
     }
 
+    /** The duration in nanoseconds, capped at about 146 years instead of overflowing. */
+    public static long toNanosSaturated(Duration duration) {
+        return duration.compareTo(MAX_NANOS) >= 0 ? Long.MAX_VALUE / 2 : duration.toNanos();
+    }
+
     /**
      * The timeout in whole milliseconds for the wire, rounded up so that a sub-millisecond timeout
      * is not mistaken for ZERO (forever).
@@ -45,6 +52,9 @@ public final class StoreArguments {
     public static long toWireMillis(Duration timeout) {
         if (timeout.isZero()) {
             return 0;
+        }
+        if (timeout.compareTo(MAX_NANOS) >= 0) {
+            return MAX_NANOS.toMillis();
         }
         long millis = timeout.toMillis();
         boolean hasRemainder = timeout.minusMillis(millis).isPositive();

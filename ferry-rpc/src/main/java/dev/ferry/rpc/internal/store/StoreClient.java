@@ -14,20 +14,21 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One multiplexed connection to a {@link StoreServer}. Many threads may call at once: each request
- * gets an id, writes are serialized under a lock, and one reader thread hands each reply to the
- * caller waiting for that id. A thread parked in {@link #get} therefore never blocks a {@link #set}
+ * gets an id, one writer thread sends the requests in order, and one reader thread hands each reply
+ * to the caller waiting for that id. A thread parked in {@link #get} therefore never blocks a {@link #set}
  * from another thread on the same connection.
  *
  * <p>Blocking waits happen on the server (the request carries its timeout), so the client never
@@ -46,10 +47,12 @@ public final class StoreClient implements AutoCloseable {
     private final Socket socket;
     private final OutputStream out;
     private final DataInputStream in;
-    private final ReentrantLock writeLock = new ReentrantLock();
+    /** Frames waiting for the writer thread; {@link #STOP_WRITER} ends it. */
+    private final BlockingQueue<byte[]> outbox = new LinkedBlockingQueue<>();
     private final Map<Integer, CompletableFuture<Frame>> pending = new ConcurrentHashMap<>();
     private final AtomicInteger nextId = new AtomicInteger(1);
-    private final ThreadTracker readerThread = new ThreadTracker();
+    private static final byte[] STOP_WRITER = new byte[0];
+    private final ThreadTracker ioThreads = new ThreadTracker();
     /** Set once, when the connection ends; every later call fails with a copy of it. */
     private volatile RpcException terminal;
     private volatile boolean closed;
@@ -84,7 +87,8 @@ public final class StoreClient implements AutoCloseable {
                 socket.setTcpNoDelay(true);
                 StoreClient client = new StoreClient(target, socket);
                 client.handshake(attemptMillis);
-                client.readerThread.start("ferry-store-client-" + target, client::readLoop);
+                client.ioThreads.start("ferry-store-client-read-" + target, client::readLoop);
+                client.ioThreads.start("ferry-store-client-write-" + target, client::writeLoop);
                 log.debug("Connected to TcpStore server {} after {} attempt(s)", target, attempts);
                 return client;
             } catch (ProtocolException e) {
@@ -139,9 +143,9 @@ public final class StoreClient implements AutoCloseable {
         return !closed && terminal == null;
     }
 
-    /** Reader threads still running (0 or 1); for leak tests. */
+    /** I/O threads still running (reader and writer: 2 while open, 0 after close); for leak tests. */
     public int liveThreads() {
-        return readerThread.liveCount();
+        return ioThreads.liveCount();
     }
 
     public void set(String key, byte[] value, Duration replyTimeout) {
@@ -200,6 +204,10 @@ public final class StoreClient implements AutoCloseable {
 
     /** Sends a request and waits for its reply; null if {@code wait} (ZERO: forever) runs out. */
     private Frame send(StoreRequest request, Duration wait) {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new RpcException(Code.INTERNAL, "Interrupted before sending " + request.describe()
+                    + " to TcpStore server " + target);
+        }
         byte[] frame = request.encode(nextRequestId());
         int id = frameId(frame);
         CompletableFuture<Frame> reply = new CompletableFuture<>();
@@ -212,17 +220,26 @@ public final class StoreClient implements AutoCloseable {
         }
         try {
             write(frame);
-            return wait.isZero() ? reply.get() : reply.get(wait.toNanos(), TimeUnit.NANOSECONDS);
+            return wait.isZero() ? reply.get() : reply.get(StoreArguments.toNanosSaturated(wait), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            cancelOnServer(request, id);
             return null;
         } catch (ExecutionException e) {
             throw ((RpcException) e.getCause()).rethrowable();
         } catch (InterruptedException e) {
+            cancelOnServer(request, id);
             Thread.currentThread().interrupt();
             throw new RpcException(Code.INTERNAL, "Interrupted while waiting for TcpStore server " + target
                     + " to answer " + request.describe(), e);
         } finally {
             pending.remove(id);
+        }
+    }
+
+    /** Releases the server's waiter for a GET/WAIT nobody waits for any more. */
+    private void cancelOnServer(StoreRequest request, int id) {
+        if (request.blocking() && terminal == null) {
+            write(new StoreRequest.Cancel(id).encode(nextRequestId()));
         }
     }
 
@@ -236,16 +253,33 @@ public final class StoreClient implements AutoCloseable {
         return ((frame[4] & 0xff) << 24) | ((frame[5] & 0xff) << 16) | ((frame[6] & 0xff) << 8) | (frame[7] & 0xff);
     }
 
+    /**
+     * Hands a frame to the writer thread. Callers never touch the socket themselves: an interrupted
+     * virtual thread blocked in a socket write would close the socket, and with it every other
+     * caller's pending request.
+     */
     private void write(byte[] frame) {
-        writeLock.lock();
+        outbox.add(frame);
+    }
+
+    private void writeLoop() {
         try {
-            out.write(frame);
-            out.flush();
+            while (true) {
+                byte[] frame = outbox.take();
+                if (frame == STOP_WRITER) {
+                    return;
+                }
+                out.write(frame);
+                // Flush only when nothing else is queued: a burst of requests shares one syscall.
+                if (outbox.isEmpty()) {
+                    out.flush();
+                }
+            }
         } catch (IOException e) {
             fail(new RpcException(Code.UNAVAILABLE, "Lost connection to TcpStore server " + target + ": " + e, e));
-            throw terminal.rethrowable();
-        } finally {
-            writeLock.unlock();
+        } catch (InterruptedException e) {
+            // Only close() stops the writer, and it does so with STOP_WRITER; nothing else interrupts it.
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -324,6 +358,8 @@ public final class StoreClient implements AutoCloseable {
             terminal = error;
         }
         closeQuietly(socket);
+        outbox.clear();
+        outbox.add(STOP_WRITER);
         for (CompletableFuture<Frame> waiter : pending.values()) {
             waiter.completeExceptionally(error);
         }
@@ -337,8 +373,8 @@ public final class StoreClient implements AutoCloseable {
         closed = true;
         fail(closedError());
         try {
-            if (!readerThread.joinAll(Duration.ofSeconds(5))) {
-                log.warn("TcpStore client {}: reader thread did not stop", target);
+            if (!ioThreads.joinAll(Duration.ofSeconds(5))) {
+                log.warn("TcpStore client {}: I/O threads did not stop", target);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -28,11 +28,16 @@ package dev.ferry.rpc.internal.store;
  * |  6 | CHECK       | keys                          | bool          |                   |
  * |  7 | DELETE      | str key                       | bool existed  |                   |
  * |  8 | NUM_KEYS    | (empty)                       | int64 count   |                   |
+ * |  9 | CANCEL      | int32 id of a parked GET/WAIT | (no reply)    |                   |
  * </pre>
  * Reply statuses: {@code 0 OK} (body as above), {@code 1 TIMEOUT} (body: {@code keys}, those still
  * missing at the deadline), {@code 2 ERROR} (body: {@code str code}, an {@code RpcException.Code}
  * name, then {@code str message}). Any request may get an ERROR, e.g. SHUTDOWN when the server
  * closes while a GET is parked.
+ *
+ * <p>CANCEL releases a parked GET or WAIT the client no longer waits for (its caller was
+ * interrupted or gave up); the cancelled request gets no reply, and cancelling an unknown or
+ * finished id does nothing.
  *
  * <p>A connection starts with HELLO (id 0). Requests are multiplexed: a client may send new
  * requests while earlier ones (a parked GET) are pending, and replies come back in any order,
@@ -60,6 +65,7 @@ public final class StoreProtocol {
     public static final byte OP_CHECK = 6;
     public static final byte OP_DELETE = 7;
     public static final byte OP_NUM_KEYS = 8;
+    public static final byte OP_CANCEL = 9;
 
     public static final byte STATUS_OK = 0;
     public static final byte STATUS_TIMEOUT = 1;

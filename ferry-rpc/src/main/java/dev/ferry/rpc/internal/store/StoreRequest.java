@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.store;
 
 import static dev.ferry.rpc.internal.store.StoreProtocol.OP_ADD;
+import static dev.ferry.rpc.internal.store.StoreProtocol.OP_CANCEL;
 import static dev.ferry.rpc.internal.store.StoreProtocol.OP_CHECK;
 import static dev.ferry.rpc.internal.store.StoreProtocol.OP_COMPARE_SET;
 import static dev.ferry.rpc.internal.store.StoreProtocol.OP_DELETE;
@@ -152,6 +153,21 @@ public sealed interface StoreRequest {
         }
     }
 
+    /** Releases the parked request {@code target}; the server sends no reply. */
+    record Cancel(int target) implements StoreRequest {
+        public byte op() {
+            return OP_CANCEL;
+        }
+
+        public byte[] encode(int id) {
+            return FrameBuilder.start(id, OP_CANCEL).putInt(target).toByteArray();
+        }
+
+        public String describe() {
+            return "CANCEL #" + target;
+        }
+    }
+
     /**
      * Parses a request frame.
      *
@@ -174,6 +190,7 @@ public sealed interface StoreRequest {
             case OP_CHECK -> new Check(in.readStrings());
             case OP_DELETE -> new Delete(in.readString());
             case OP_NUM_KEYS -> new NumKeys();
+            case OP_CANCEL -> new Cancel(in.readInt());
             default -> throw new ProtocolException("unknown store opcode " + frame.type());
         };
         in.expectEnd();

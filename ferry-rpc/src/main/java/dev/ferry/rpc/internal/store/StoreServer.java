@@ -153,8 +153,9 @@ public final class StoreServer implements AutoCloseable {
             connection.close();
         }
         try {
-            if (!interrupted && !ioThreads.joinAll(JOIN_TIMEOUT)) {
-                log.warn("TcpStore server {}: connection threads did not finish within {}", address, JOIN_TIMEOUT);
+            // Waiters again: a reader may have started one for a request that raced with close().
+            if (!interrupted && !(ioThreads.joinAll(JOIN_TIMEOUT) && waiterThreads.joinAll(JOIN_TIMEOUT))) {
+                log.warn("TcpStore server {}: threads did not finish within {}", address, JOIN_TIMEOUT);
             }
         } catch (InterruptedException e) {
             interrupted = true;

@@ -33,6 +33,7 @@ class StoreRequestCodecTest {
                 .isEqualTo(new StoreRequest.Wait(List.of("a", "ü"), 0));
         assertThat(roundTrip(new StoreRequest.Check(List.of()), 10)).isEqualTo(new StoreRequest.Check(List.of()));
         assertThat(roundTrip(new StoreRequest.Delete("d"), 11)).isEqualTo(new StoreRequest.Delete("d"));
+        assertThat(roundTrip(new StoreRequest.Cancel(41), 12)).isEqualTo(new StoreRequest.Cancel(41));
         assertThat(roundTrip(new StoreRequest.NumKeys(), Integer.MAX_VALUE)).isEqualTo(new StoreRequest.NumKeys());
 
         StoreRequest.Set set = (StoreRequest.Set) roundTrip(new StoreRequest.Set("s", new byte[] {0, -1, 5}), 1);

@@ -1,0 +1,273 @@
+package dev.ferry.rpc.store;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.internal.store.InitMethodUrl;
+import dev.ferry.rpc.internal.store.StoreArguments;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.OptionalInt;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Turns an init method URL into a connected {@link Store}, as c10d's {@code rendezvous()} does for
+ * {@code init_rpc}. Immutable; build one, then {@link #connect()}.
+ *
+ * <table>
+ *   <caption>Supported init methods</caption>
+ *   <tr><th>URL</th><th>Store</th><th>rank / world size from</th></tr>
+ *   <tr><td>{@code env://}</td><td>TcpStore at {@code MASTER_ADDR:MASTER_PORT}, served by rank 0</td>
+ *       <td>arguments, else URL query, else {@code RANK} / {@code WORLD_SIZE}</td></tr>
+ *   <tr><td>{@code tcp://host:port}</td><td>TcpStore at {@code host:port}, served by rank 0</td>
+ *       <td>arguments, else {@code ?rank=R&world_size=N}</td></tr>
+ *   <tr><td>{@code file:///path}</td><td>{@link FileStore} on {@code /path}</td>
+ *       <td>arguments, else {@code ?rank=R&world_size=N}</td></tr>
+ * </table>
+ *
+ * <pre>{@code
+ * try (RendezvousResult rdv = Rendezvous.builder()
+ *         .initMethod("tcp://10.0.0.1:29500").rank(rank).worldSize(4)
+ *         .timeout(Duration.ofSeconds(60))
+ *         .build()
+ *         .connect()) {
+ *     Store store = new PrefixStore("rpc_prefix_0", rdv.store());
+ *     ...
+ * }
+ * }</pre>
+ *
+ * <p>Missing or inconsistent settings fail with {@link Code#INVALID_ARGUMENT} and a message in
+ * PyTorch's words, e.g. "Error initializing Ferry using env:// rendezvous: environment variable
+ * RANK expected, but not set". A server that cannot bind its port (for instance "Address already
+ * in use") or a client that cannot reach the server in time fails with {@link
+ * Code#RENDEZVOUS_FAILED}.
+ *
+ * <p>The environment is injectable ({@link Builder#environment(Map)}) so tests and embedders need
+ * not touch the process environment.
+ */
+public final class Rendezvous {
+    private static final Logger log = LoggerFactory.getLogger(Rendezvous.class);
+
+    /** PyTorch's default init method. */
+    public static final String DEFAULT_INIT_METHOD = "env://";
+    /** PyTorch's default process group timeout for rendezvous (30 minutes). */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
+
+    private final String initMethod;
+    private final OptionalInt rank;
+    private final OptionalInt worldSize;
+    private final Duration timeout;
+    private final Map<String, String> environment;
+
+    private Rendezvous(Builder builder) {
+        this.initMethod = builder.initMethod;
+        this.rank = builder.rank;
+        this.worldSize = builder.worldSize;
+        this.timeout = builder.timeout;
+        this.environment = builder.environment;
+    }
+
+    /** A builder with PyTorch's defaults: {@code env://}, 30 minutes, the process environment. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The init method URL. */
+    public String initMethod() {
+        return initMethod;
+    }
+
+    /** The rank given explicitly, if any. */
+    public OptionalInt rank() {
+        return rank;
+    }
+
+    /** The world size given explicitly, if any. */
+    public OptionalInt worldSize() {
+        return worldSize;
+    }
+
+    /** Used to connect and as the store's default timeout. */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /**
+     * Resolves rank and world size, then creates the store: on rank 0 of a TCP rendezvous this
+     * starts the server, on other ranks it connects (waiting up to the timeout for rank 0).
+     *
+     * @throws RpcException INVALID_ARGUMENT for a bad URL or missing/invalid rank, world size or
+     *     environment variable; RENDEZVOUS_FAILED if the server cannot start or be reached
+     */
+    public RendezvousResult connect() {
+        InitMethodUrl url = InitMethodUrl.parse(initMethod);
+        Settings settings = new Settings(url.scheme());
+        Store store = switch (url.scheme()) {
+            case "env" -> {
+                int r = settings.resolve("rank", rank, url, "RANK");
+                int n = settings.resolve("world_size", worldSize, url, "WORLD_SIZE");
+                settings.checkRank(r, n);
+                String host = settings.env("MASTER_ADDR");
+                int port = settings.port(settings.env("MASTER_PORT"), "environment variable MASTER_PORT");
+                yield tcp(host, port, r);
+            }
+            case "tcp" -> {
+                if (url.port() < 0) {
+                    throw settings.error("port number missing");
+                }
+                int r = settings.resolve("rank", rank, url, null);
+                int n = settings.resolve("world_size", worldSize, url, null);
+                settings.checkRank(r, n);
+                yield tcp(url.host(), url.port(), r);
+            }
+            case "file" -> {
+                if (url.path().isEmpty()) {
+                    throw settings.error("path missing");
+                }
+                int r = settings.resolve("rank", rank, url, null);
+                int n = settings.resolve("world_size", worldSize, url, null);
+                settings.checkRank(r, n);
+                yield FileStore.open(Path.of(url.path()), timeout);
+            }
+            default -> throw new IllegalStateException("InitMethodUrl accepted scheme " + url.scheme());
+        };
+        RendezvousResult result = new RendezvousResult(store, settings.rank, settings.worldSize, initMethod);
+        log.debug("Rendezvous complete: {}", result);
+        return result;
+    }
+
+    private Store tcp(String host, int port, int rank) {
+        return TcpStore.create(TcpStoreOptions.builder()
+                .host(host).port(port).server(rank == 0).timeout(timeout).build());
+    }
+
+    /** Resolves one connect() call's settings and words its errors as PyTorch does. */
+    private final class Settings {
+        private final String scheme;
+        private int rank = -1;
+        private int worldSize = -1;
+
+        Settings(String scheme) {
+            this.scheme = scheme;
+        }
+
+        RpcException error(String what) {
+            return new RpcException(Code.INVALID_ARGUMENT,
+                    "Error initializing Ferry using " + scheme + ":// rendezvous: " + what);
+        }
+
+        /** The argument, else the URL query parameter, else (env:// only) the environment variable. */
+        int resolve(String name, OptionalInt argument, InitMethodUrl url, String envVar) {
+            String fromQuery = url.query().get(name);
+            Integer queried = fromQuery == null ? null : integer(fromQuery, "query parameter " + name);
+            if (argument.isPresent() && queried != null && argument.getAsInt() != queried) {
+                throw error("the URL sets " + name + "=" + queried + " but " + argument.getAsInt()
+                        + " was passed; give it only once");
+            }
+            int value;
+            if (argument.isPresent()) {
+                value = argument.getAsInt();
+            } else if (queried != null) {
+                value = queried;
+            } else if (envVar != null) {
+                value = integer(env(envVar), "environment variable " + envVar);
+            } else {
+                throw error(("rank".equals(name) ? "rank" : "world size") + " parameter missing");
+            }
+            if ("rank".equals(name)) {
+                rank = value;
+            } else {
+                worldSize = value;
+            }
+            return value;
+        }
+
+        void checkRank(int r, int n) {
+            if (n < 1) {
+                throw error("world size must be at least 1, got " + n);
+            }
+            if (r < 0 || r >= n) {
+                throw error("rank must be in [0, " + n + "), got " + r);
+            }
+        }
+
+        String env(String name) {
+            String value = environment.get(name);
+            if (value == null || value.isBlank()) {
+                throw error("environment variable " + name + " expected, but not set");
+            }
+            return value.strip();
+        }
+
+        int port(String text, String source) {
+            int port = integer(text, source);
+            if (port < 0 || port > 65535) {
+                throw error(source + " must be a port in 0..65535, got " + port);
+            }
+            return port;
+        }
+
+        private int integer(String text, String source) {
+            try {
+                return Integer.parseInt(text.strip());
+            } catch (NumberFormatException e) {
+                throw error(source + " must be an integer, got '" + text + "'");
+            }
+        }
+    }
+
+    /** Builds a {@link Rendezvous}. Not thread-safe. */
+    public static final class Builder {
+        private String initMethod = DEFAULT_INIT_METHOD;
+        private OptionalInt rank = OptionalInt.empty();
+        private OptionalInt worldSize = OptionalInt.empty();
+        private Duration timeout = DEFAULT_TIMEOUT;
+        private Map<String, String> environment = System.getenv();
+
+        private Builder() {
+        }
+
+        /** Default {@value #DEFAULT_INIT_METHOD}. */
+        public Builder initMethod(String initMethod) {
+            this.initMethod = Objects.requireNonNull(initMethod, "initMethod");
+            return this;
+        }
+
+        /**
+         * This process's rank; if not set it comes from the URL query or (env://) {@code RANK}.
+         * {@code -1}, PyTorch's default, means "not set".
+         */
+        public Builder rank(int rank) {
+            this.rank = rank == -1 ? OptionalInt.empty() : OptionalInt.of(rank);
+            return this;
+        }
+
+        /**
+         * The number of processes; if not set it comes from the URL query or (env://) {@code
+         * WORLD_SIZE}. {@code -1} means "not set".
+         */
+        public Builder worldSize(int worldSize) {
+            this.worldSize = worldSize == -1 ? OptionalInt.empty() : OptionalInt.of(worldSize);
+            return this;
+        }
+
+        /** Connect timeout and the store's default timeout; default {@link #DEFAULT_TIMEOUT}; ZERO: forever. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = StoreArguments.timeout(timeout);
+            return this;
+        }
+
+        /** The environment that env:// reads; default {@link System#getenv()}. Copied. */
+        public Builder environment(Map<String, String> environment) {
+            this.environment = Map.copyOf(environment);
+            return this;
+        }
+
+        /** The immutable rendezvous; settings are checked by {@link Rendezvous#connect()}. */
+        public Rendezvous build() {
+            return new Rendezvous(this);
+        }
+    }
+}
