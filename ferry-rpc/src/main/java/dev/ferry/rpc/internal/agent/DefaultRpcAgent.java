@@ -113,7 +113,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             agent.join(worldSize);
             return agent;
         } catch (RuntimeException | Error e) {
-            agent.closeLocally(new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
+            agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
             throw e;
         }
     }
@@ -299,18 +299,19 @@ public final class DefaultRpcAgent implements RpcAgent {
                 log.warn("{}: graceful shutdown failed, shutting down locally: {}", self.name(), e.getMessage());
             }
         }
-        closeLocally(new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " is shutting down"));
+        closeLocally(graceful && failure == null,
+                new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " is shutting down"));
         if (failure != null) {
             throw failure;
         }
     }
 
-    private void closeLocally(RpcException reason) {
-        state = State.CLOSED;
+    private void closeLocally(boolean graceful, RpcException reason) {
         log.debug("RPC agent for {} is shutting down", self.name());
         if (incoming != null) {
-            incoming.close();
+            incoming.close(graceful);
         }
+        state = State.CLOSED;
         pending.failAll(reason);
         allGathers.failAll(reason);
         transport.close();

@@ -240,10 +240,22 @@ final class IncomingCalls {
         return limiter.running();
     }
 
-    /** Stops replying and running: requests still queued are dropped. */
-    void close() {
+    /**
+     * Stops taking requests. Gracefully, requests already running finish and send their replies
+     * (at a graceful shutdown only Ferry's own calls can still be running); otherwise they are
+     * interrupted and their replies dropped.
+     */
+    void close(boolean graceful) {
+        if (graceful) {
+            executor.shutdown();
+            awaitTermination();
+        }
         replying = false;
         executor.shutdownNow();
+        awaitTermination();
+    }
+
+    private void awaitTermination() {
         try {
             if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
                 log.warn("{}: request handlers still running after shutdown", self.name());

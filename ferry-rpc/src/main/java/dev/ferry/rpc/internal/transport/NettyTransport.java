@@ -31,7 +31,7 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.AttributeKey;
-import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +70,7 @@ public final class NettyTransport implements Transport {
         this.group = new MultiThreadIoEventLoopGroup(ioThreads, threads, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
-        this.channels = new DefaultChannelGroup("ferry", GlobalEventExecutor.INSTANCE);
+        this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
     }
 
     @Override
@@ -129,6 +129,8 @@ public final class NettyTransport implements Transport {
     @Override
     public void close() {
         try {
+            // Flush what is queued (replies sent just before shutdown) before closing.
+            channels.writeAndFlush(Unpooled.EMPTY_BUFFER).awaitUninterruptibly(5, TimeUnit.SECONDS);
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
