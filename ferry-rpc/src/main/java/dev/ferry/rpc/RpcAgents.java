@@ -1,11 +1,14 @@
 package dev.ferry.rpc;
 
 import dev.ferry.rpc.internal.agent.DefaultRpcAgent;
-import dev.ferry.rpc.store.TcpStore;
-import dev.ferry.rpc.store.TcpStoreOptions;
+import dev.ferry.rpc.store.PrefixStore;
+import dev.ferry.rpc.store.Rendezvous;
+import dev.ferry.rpc.store.RendezvousResult;
+import dev.ferry.rpc.store.Store;
 
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 /**
@@ -22,6 +25,7 @@ import java.util.regex.Pattern;
 public final class RpcAgents {
     private static final Pattern VALID_NAME = Pattern.compile("[A-Za-z0-9_:\\-]+");
     private static final int MAX_NAME_LENGTH = 128;
+    private static final AtomicInteger INIT_COUNTER = new AtomicInteger();
 
     private RpcAgents() {
     }
@@ -51,54 +55,34 @@ public final class RpcAgents {
         if (!backend.equals(BackendType.NETTY)) {
             throw invalid("unknown backend " + backend + "; Ferry has " + BackendType.NETTY);
         }
-        int resolvedRank = rank >= 0 ? rank : fromEnv(env, "RANK");
-        int resolvedWorldSize = worldSize > 0 ? worldSize : fromEnv(env, "WORLD_SIZE");
-        if (resolvedWorldSize < 1) {
-            throw invalid("world size must be at least 1, got " + resolvedWorldSize);
+        if (rank < -1 || worldSize < -1 || worldSize == 0) {
+            throw invalid("rank must be -1 (from RANK) or at least 0 and world size -1 (from WORLD_SIZE) or at least 1;"
+                    + " got rank " + rank + ", world size " + worldSize);
         }
-        if (resolvedRank >= resolvedWorldSize) {
-            throw invalid("rank " + resolvedRank + " is out of range for world size " + resolvedWorldSize
-                    + " (ranks are 0 to " + (resolvedWorldSize - 1) + ")");
+        if (rank >= 0 && worldSize > 0 && rank >= worldSize) {
+            throw invalid("rank " + rank + " is out of range for world size " + worldSize
+                    + " (ranks are 0 to " + (worldSize - 1) + ")");
         }
-        TcpStore store = connectStore(options, resolvedRank, env);
-        return DefaultRpcAgent.start(new WorkerInfo(name, resolvedRank), resolvedWorldSize, options, store, store);
-    }
-
-    private static TcpStore connectStore(RpcBackendOptions options, int rank, Map<String, String> env) {
-        String init = options.initMethod();
-        String host;
-        int port;
-        if (init.startsWith("tcp://")) {
-            String address = init.substring("tcp://".length());
-            int colon = address.lastIndexOf(':');
-            if (colon <= 0) {
-                throw invalid("bad init method " + init + ": expected tcp://host:port");
-            }
-            host = address.substring(0, colon);
-            port = parsePort(address.substring(colon + 1), init);
-        } else if (init.equals("env://")) {
-            host = env.get("MASTER_ADDR");
-            if (host == null) {
-                throw invalid("Error initializing Ferry RPC using env:// rendezvous: environment variable MASTER_ADDR expected, but not set");
-            }
-            String portText = env.get("MASTER_PORT");
-            if (portText == null) {
-                throw invalid("Error initializing Ferry RPC using env:// rendezvous: environment variable MASTER_PORT expected, but not set");
-            }
-            port = parsePort(portText, "MASTER_PORT");
-        } else {
-            throw invalid("unsupported init method " + init + "; use env://, tcp://host:port or file:///path");
+        Rendezvous.Builder rendezvous = Rendezvous.builder()
+                .initMethod(options.initMethod())
+                .timeout(options.rendezvousTimeout())
+                .environment(env);
+        if (rank >= 0) {
+            rendezvous.rank(rank);
         }
-        return TcpStore.create(TcpStoreOptions.builder().host(host).port(port).server(rank == 0)
-                .timeout(options.rendezvousTimeout()).build());
-    }
-
-    private static int parsePort(String text, String what) {
-        try {
-            return Integer.parseInt(text.trim());
-        } catch (NumberFormatException e) {
-            throw invalid("bad port '" + text + "' in " + what);
+        if (worldSize > 0) {
+            rendezvous.worldSize(worldSize);
         }
+        RendezvousResult joined = rendezvous.build().connect();
+        if (joined.rank() >= joined.worldSize()) {
+            joined.close();
+            throw invalid("rank " + joined.rank() + " is out of range for world size " + joined.worldSize()
+                    + " (ranks are 0 to " + (joined.worldSize() - 1) + ")");
+        }
+        // Each initialization in a process gets fresh keys, so a store reused across
+        // re-initializations (a file:// path, say) never sees a previous group's registrations.
+        Store store = new PrefixStore("rpc-" + INIT_COUNTER.getAndIncrement(), joined.store());
+        return DefaultRpcAgent.start(new WorkerInfo(name, joined.rank()), joined.worldSize(), options, store, joined);
     }
 
     private static void checkName(String name) {
@@ -110,18 +94,6 @@ public final class RpcAgents {
         }
         if (!VALID_NAME.matcher(name).matches()) {
             throw invalid("worker name '" + name + "' must match " + VALID_NAME.pattern());
-        }
-    }
-
-    private static int fromEnv(Map<String, String> env, String variable) {
-        String value = env.get(variable);
-        if (value == null) {
-            throw invalid("environment variable " + variable + " expected, but not set (or pass it to initRpc)");
-        }
-        try {
-            return Integer.parseInt(value.trim());
-        } catch (NumberFormatException e) {
-            throw invalid("environment variable " + variable + " must be an integer, got '" + value + "'");
         }
     }
 
