@@ -100,9 +100,8 @@ final class IncomingCalls {
                 CallInfo asyncInfo = info;
                 pending.addDoneCallback(done -> {
                     try {
-                        Throwable failure = done.exceptionNow();
-                        if (failure != null) {
-                            replyError(connection, asyncInfo, failure);
+                        if (done.failed()) {
+                            replyError(connection, asyncInfo, done.exceptionNow());
                         } else {
                             reply(connection, asyncInfo, done.value(), message.headers());
                         }
