@@ -8,7 +8,6 @@ import dev.ferry.rpc.store.Store;
 
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Pattern;
 
 /**
@@ -25,7 +24,6 @@ import java.util.regex.Pattern;
 public final class RpcAgents {
     private static final Pattern VALID_NAME = Pattern.compile("[A-Za-z0-9_:\\-]+");
     private static final int MAX_NAME_LENGTH = 128;
-    private static final AtomicInteger INIT_COUNTER = new AtomicInteger();
 
     private RpcAgents() {
     }
@@ -79,9 +77,9 @@ public final class RpcAgents {
             throw invalid("rank " + joined.rank() + " is out of range for world size " + joined.worldSize()
                     + " (ranks are 0 to " + (joined.worldSize() - 1) + ")");
         }
-        // Each initialization in a process gets fresh keys, so a store reused across
-        // re-initializations (a file:// path, say) never sees a previous group's registrations.
-        Store store = new PrefixStore("rpc-" + INIT_COUNTER.getAndIncrement(), joined.store());
+        // Every worker of a group must use the same keys, so unlike PyTorch (one worker per
+        // process) there is no per-process counter here; a file:// store must be fresh per group.
+        Store store = new PrefixStore("rpc", joined.store());
         return DefaultRpcAgent.start(new WorkerInfo(name, joined.rank()), joined.worldSize(), options, store, joined);
     }
 

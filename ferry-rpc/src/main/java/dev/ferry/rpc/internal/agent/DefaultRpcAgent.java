@@ -79,6 +79,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private volatile State state = State.RUNNING;
     private volatile Duration rpcTimeout;
     private volatile WorkerDirectory directory;
+    private volatile String address;
     private PeerConnections connections;
     private IncomingCalls incoming;
 
@@ -119,7 +120,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     private void join(int worldSize) {
-        String address = transport.start(new Listener());
+        address = transport.start(new Listener());
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
@@ -317,6 +318,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         transport.close();
         timer.shutdownNow();
         try {
+            timer.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
             storeOwner.close();
         } catch (Exception e) {
             log.warn("{}: closing the rendezvous store failed: {}", self.name(), e.toString());
@@ -331,6 +337,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.state", state.name());
         info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
         info.put("agent.transport", transport.describe());
+        info.put("agent.address", String.valueOf(address));
         info.put("agent.client_active_calls", Integer.toString(pending.size()));
         info.put("agent.client_active_user_calls", Integer.toString(pending.userCalls()));
         info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
