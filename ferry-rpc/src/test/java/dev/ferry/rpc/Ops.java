@@ -61,4 +61,46 @@ public final class Ops {
         Thread.sleep(millis);
         return millis;
     }
+
+    /** Relays to {@code to} without holding a thread while waiting. */
+    @AsyncExecution
+    public static RpcFuture<Integer> asyncRelay(String to, int x) {
+        return Rpc.rpcAsync(to, Ops::noop, x);
+    }
+
+    /** Adds through two hops, chaining futures: {@code x + 1 + 2}. */
+    @AsyncExecution
+    public static RpcFuture<Integer> asyncChained(String to, int x) {
+        return Rpc.rpcAsync(to, Ops::add, x, 1).thenCompose(v -> Rpc.rpcAsync(to, Ops::add, v, 2));
+    }
+
+    @AsyncExecution
+    public static java.util.concurrent.CompletionStage<String> asyncStage(String value) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(() -> value + "!");
+    }
+
+    @AsyncExecution
+    public static Object asyncWrongType() {
+        return 42;
+    }
+
+    @AsyncExecution
+    public static RpcFuture<Integer> asyncRaise() {
+        throw new IllegalStateException("Expected error");
+    }
+
+    @AsyncExecution
+    public static RpcFuture<Integer> asyncFailLater(String to) {
+        return Rpc.rpcAsync(to, Ops::fail, "failed later");
+    }
+
+    /** Nested relay that goes {@code depth} hops around the group before returning. */
+    public static int deepRelay(int depth, int x) {
+        if (depth == 0) {
+            return x;
+        }
+        java.util.List<WorkerInfo> workers = Rpc.getWorkerInfos();
+        WorkerInfo next = workers.get((Rpc.getWorkerInfo().id() + 1) % workers.size());
+        return Rpc.to(next).rpcSync(Ops::deepRelay, depth - 1, x);
+    }
 }

@@ -2,14 +2,17 @@ package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcAgent;
 
-/** The agent whose request the current thread is running, for the static {@code Rpc} facade. */
+/**
+ * The agent the current thread works for (running one of its requests, or one of its transport
+ * and timer threads, where future callbacks run), for the static {@code Rpc} facade.
+ */
 public final class CurrentAgent {
     private static final ThreadLocal<RpcAgent> HANDLING = new ThreadLocal<>();
 
     private CurrentAgent() {
     }
 
-    /** The agent running the current thread's request, or null outside request handlers. */
+    /** The agent the current thread works for, or null for application threads. */
     public static RpcAgent handling() {
         return HANDLING.get();
     }

@@ -42,6 +42,7 @@ import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -93,14 +94,24 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
                 options.outOfBandThreshold());
+        // Callbacks of this agent's futures run on its transport and timer threads: they see
+        // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
+        ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
         this.transport = new NettyTransport(options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(),
-                NonBlockingThreads.factory("ferry-io-" + self.name() + "-"));
+                runnable -> io.newThread(bindCurrent(runnable)));
         this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
-            Thread thread = new Thread(runnable, "ferry-timer-" + self.name());
+            Thread thread = new Thread(bindCurrent(runnable), "ferry-timer-" + self.name());
             thread.setDaemon(true);
             return thread;
         });
         timer.setRemoveOnCancelPolicy(true);
+    }
+
+    private Runnable bindCurrent(Runnable body) {
+        return () -> {
+            CurrentAgent.set(this);
+            body.run();
+        };
     }
 
     /**
@@ -212,7 +223,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         EncodedPayload payload = codec.encode(new CallRequest(function, args));
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
         RpcFuture<Object> future = new RpcFuture<>();
-        PendingCall call = new PendingCall(id, info, future, system);
+        PendingCall call = new PendingCall(id, info, future, system, function);
         pending.add(call);
         if (state == State.CLOSED) {
             pending.fail(id, new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " has been shut down"));
@@ -404,7 +415,9 @@ public final class DefaultRpcAgent implements RpcAgent {
                 for (CallInterceptor interceptor : interceptors) {
                     result = interceptor.afterReceiveResponse(call.info, result, message.headers());
                 }
-                FutureCompleter.tryComplete(call.future, result);
+                // An asynchronous function's static type is a future: keep the caller's types
+                // honest by handing it the value as a completed future.
+                FutureCompleter.tryComplete(call.future, call.function.asDeclaredResult(result));
             } catch (RpcException e) {
                 FutureCompleter.tryFail(call.future, e);
             } catch (RuntimeException e) {
