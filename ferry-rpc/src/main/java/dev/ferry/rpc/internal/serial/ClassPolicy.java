@@ -25,7 +25,7 @@ public final class ClassPolicy implements TypeChecker {
             "org.codehaus.groovy.", "groovy.", "org.springframework.", "org.apache.xalan.", "bsh.",
             "org.mozilla.javascript.", "net.sf.json.", "javassist.", "org.hibernate.");
     private static final List<String> ALWAYS_ALLOWED_PREFIXES = List.of(
-            "java.lang.", "java.util.", "java.time.", "java.math.", "java.nio.", "[", "dev.ferry.");
+            "java.lang.", "java.util.", "java.time.", "java.math.", "java.nio.", "[");
     private static final Set<String> PRIMITIVES = Set.of(
             "boolean", "byte", "short", "char", "int", "long", "float", "double");
 
