@@ -1,0 +1,108 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+@Timeout(60)
+class ShutdownTest {
+
+    private static Set<String> ferryThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(Thread::isAlive)
+                .map(Thread::getName)
+                .filter(name -> name.startsWith("ferry-"))
+                .collect(Collectors.toSet());
+    }
+
+    @Test
+    void gracefulShutdownWaitsForOutstandingWorkEverywhere() {
+        LocalCluster cluster = LocalCluster.start(3);
+        List<RpcFuture<Long>> direct = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            direct.add(cluster.agent(0).rpcAsync("worker1", Ops::sleepMillis, 300L));
+        }
+        // nested work: worker1 relays to worker2 while everyone is already shutting down
+        RpcFuture<Integer> nested = cluster.agent(2).rpcAsync("worker1", Ops::relay, "worker2", 9);
+        cluster.close(); // every worker calls shutdown() at the same time
+        assertThat(RpcFuture.waitAll(direct)).containsOnly(300L);
+        assertThat(nested.await()).isEqualTo(9);
+    }
+
+    @Test
+    void nonGracefulShutdownFailsPendingCalls() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcFuture<Long> pending = cluster.agent(0).rpcAsync("worker1", Ops::sleepMillis, 10_000L);
+            cluster.agent(0).shutdown(false, Duration.ZERO);
+            assertThatThrownBy(() -> pending.await(Duration.ofSeconds(10))).isInstanceOfSatisfying(RpcException.class,
+                    e -> assertThat(e.code()).isEqualTo(RpcException.Code.SHUTDOWN));
+            cluster.agent(1).shutdown(false, Duration.ZERO);
+        }
+    }
+
+    @Test
+    void shutdownIsIdempotentAndTheAgentRefusesUseAfterwards() {
+        LocalCluster cluster = LocalCluster.start(2);
+        cluster.close();
+        RpcAgent agent = cluster.agent(0);
+        agent.shutdown();
+        agent.shutdown(false, Duration.ZERO);
+        assertThat(agent.isRunning()).isFalse();
+        assertThatThrownBy(() -> agent.rpcSync("worker1", Ops::noop, 1)).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.SHUTDOWN));
+        assertThatThrownBy(agent::getWorkerInfos).isInstanceOf(RpcException.class);
+        assertThatThrownBy(() -> agent.allGather(1)).isInstanceOf(RpcException.class);
+    }
+
+    @Test
+    void gracefulShutdownTimesOutWhenAWorkerNeverArrivesAndStillClosesLocally() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            assertThatThrownBy(() -> cluster.agent(0).shutdown(true, Duration.ofMillis(500)))
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT));
+            assertThat(cluster.agent(0).isRunning()).isFalse();
+            cluster.agent(1).shutdown(false, Duration.ZERO);
+        }
+    }
+
+    @Test
+    void noThreadsOrSocketsLeak() {
+        Set<String> before = ferryThreads();
+        for (int round = 0; round < 2; round++) {
+            try (LocalCluster cluster = LocalCluster.start(3)) {
+                List<CompletableFuture<Integer>> calls = new ArrayList<>();
+                for (int i = 0; i < 30; i++) {
+                    calls.add(cluster.agent(i % 3).rpcAsync("worker" + ((i + 1) % 3), Ops::add, i, 1).toCompletableFuture());
+                }
+                CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new)).join();
+            }
+        }
+        assertThat(ferryThreads()).isEqualTo(before);
+    }
+
+    @Test
+    void allGatherWithSeveralRoundsLinesUp() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            List<List<Object>> rounds = cluster.onEach(agent -> {
+                List<Object> seen = new ArrayList<>();
+                for (int round = 0; round < 5; round++) {
+                    seen.add(agent.allGather(agent.getWorkerInfo().id() + round * 100).get("worker2"));
+                }
+                return seen;
+            });
+            for (List<Object> seen : rounds) {
+                assertThat(seen).containsExactly(2, 102, 202, 302, 402);
+            }
+        }
+    }
+}
