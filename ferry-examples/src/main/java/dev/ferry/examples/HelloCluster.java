@@ -91,7 +91,7 @@ public final class HelloCluster {
         String last = others.get(others.size() - 1).name();
         Greeting relayed = Rpc.rpcSync(others.get(0).name(), HelloCluster::relay, last, new Greeting("worker0", null, 0));
         log.info("nested   -> {}", relayed);
-        log.info("async    -> {}", Rpc.rpcSync(others.get(0).name(), HelloCluster::doubleRemotely, last, 21));
+        log.info("async    -> {}", Rpc.rpcSync(others.get(0).name(), HelloCluster::doubleRemotely, last, 21).await());
         try {
             Rpc.rpcSync(last, HelloCluster::divide, 1, 0);
         } catch (RpcException e) {

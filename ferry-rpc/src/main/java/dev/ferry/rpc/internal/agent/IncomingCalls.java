@@ -101,9 +101,9 @@ final class IncomingCalls {
                 pending.addDoneCallback(done -> {
                     try {
                         if (done.failed()) {
-                            replyError(connection, asyncInfo, done.exceptionNow());
+                            replyError(connection, asyncInfo, done.exceptionNow(), !counted);
                         } else {
-                            reply(connection, asyncInfo, done.value(), message.headers());
+                            reply(connection, asyncInfo, done.value(), message.headers(), !counted);
                         }
                     } finally {
                         activeAsync.decrementAndGet();
@@ -113,10 +113,10 @@ final class IncomingCalls {
                     }
                 });
             } else {
-                reply(connection, info, result, message.headers());
+                reply(connection, info, result, message.headers(), !counted);
             }
         } catch (Throwable failure) {
-            replyError(connection, info, failure);
+            replyError(connection, info, failure, !counted);
         } finally {
             CurrentAgent.clear();
             limiter.exit();
@@ -155,7 +155,7 @@ final class IncomingCalls {
                 + (result == null ? "null" : result.getClass().getName()));
     }
 
-    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders) {
+    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders, boolean system) {
         CallHeaders headers = CallHeaders.empty();
         EncodedPayload payload;
         try {
@@ -165,13 +165,13 @@ final class IncomingCalls {
             payload = codec.encode(result);
         } catch (Throwable failure) {
             replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure));
+                    "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system);
             return;
         }
-        send(connection, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload));
+        send(connection, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload), system);
     }
 
-    private void replyError(Connection connection, CallInfo info, Throwable failure) {
+    private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system) {
         log.warn("{} failed running request #{} ({}) from {}", self.name(), info.callId(), info.function(),
                 info.caller().name(), failure);
         EncodedPayload payload;
@@ -181,11 +181,15 @@ final class IncomingCalls {
             payload = codec.encode(RemoteErrorInfo.of(new RpcException(RpcException.Code.INTERNAL,
                     failure.getClass().getName() + ": " + failure.getMessage())));
         }
-        send(connection, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload));
+        send(connection, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload), system);
     }
 
-    private void send(Connection connection, CallInfo info, OutboundMessage message) {
-        if (!replying || !connection.isActive()) {
+    /**
+     * Sends a reply. Once shutdown has started only Ferry's own calls are still answered: their
+     * handlers never block, and a peer waiting on, say, an all-gather acknowledgement must get it.
+     */
+    private void send(Connection connection, CallInfo info, OutboundMessage message, boolean system) {
+        if ((!replying && !system) || !connection.isActive()) {
             log.warn("RPC agent for {} won't send response to request #{} to {}, as {}", self.name(), info.callId(),
                     info.caller().name(), replying ? "the connection is closed" : "the agent is shutting down");
             return;
@@ -195,7 +199,7 @@ final class IncomingCalls {
                     info.callId(), info.caller().name(), failure.toString()));
         } catch (RuntimeException e) {
             if (message.kind() == MessageKind.REPLY) {
-                replyError(connection, info, e);
+                replyError(connection, info, e, system);
             } else {
                 log.error("cannot send the error of request #{} to {}", info.callId(), info.caller().name(), e);
             }
@@ -240,18 +244,19 @@ final class IncomingCalls {
     }
 
     /**
-     * Stops taking requests. Gracefully, requests already running finish and send their replies
-     * (at a graceful shutdown only Ferry's own calls can still be running); otherwise they are
-     * interrupted and their replies dropped.
+     * Stops taking requests. Gracefully, requests already running finish (at a graceful shutdown
+     * only Ferry's own calls can still be running); otherwise they are interrupted. Either way,
+     * replies of handlers that finish before the transport closes are still sent, so a call that
+     * completed just before a shutdown is not lost.
      */
     void close(boolean graceful) {
         if (graceful) {
             executor.shutdown();
-            awaitTermination();
+        } else {
+            executor.shutdownNow();
         }
-        replying = false;
-        executor.shutdownNow();
         awaitTermination();
+        replying = false;
     }
 
     private void awaitTermination() {

@@ -38,7 +38,7 @@ public final class ObjectCodec {
                 .requireClassRegistration(false)
                 .suppressClassRegistrationWarnings(true)
                 .withTypeChecker(policy)
-                .withAsyncCompilation(true)
+                .withAsyncCompilation(false)
                 .withMaxDepth(256)
                 .withName("ferry")
                 .buildThreadSafeForyPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2));

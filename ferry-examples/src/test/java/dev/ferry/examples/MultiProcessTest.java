@@ -1,0 +1,56 @@
+package dev.ferry.examples;
+
+import dev.ferry.cli.launch.GroupResult;
+import dev.ferry.cli.launch.LineSink;
+import dev.ferry.cli.launch.WorkerGroup;
+import dev.ferry.cli.launch.WorkerGroupSpec;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Real worker JVMs started by the launcher, rendezvous by env://, as {@code ./ferry demo} does. */
+@Timeout(120)
+class MultiProcessTest {
+
+    private static GroupResult run(String mainClass, int nproc, List<String> lines) throws Exception {
+        LineSink sink = (rank, stream, line) -> lines.add(rank + "|" + line);
+        WorkerGroupSpec spec = WorkerGroupSpec.builder()
+                .nproc(nproc)
+                .mainClass(mainClass)
+                .classpath(System.getProperty("java.class.path"))
+                .sink(sink)
+                .build();
+        try (WorkerGroup group = new WorkerGroup(spec).start()) {
+            return group.awaitCompletion(Duration.ofSeconds(90));
+        }
+    }
+
+    @Test
+    void helloClusterRunsOnThreeProcesses() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(HelloCluster.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).anyMatch(l -> l.startsWith("0|") && l.contains("hello worker0, from worker2"));
+        assertThat(lines).anyMatch(l -> l.contains("nested") && l.contains("hops=2"));
+        assertThat(lines).anyMatch(l -> l.contains("async    -> 42"));
+        assertThat(lines).anyMatch(l -> l.contains("java.lang.ArithmeticException on worker2"));
+        for (int rank = 0; rank < 3; rank++) {
+            String prefix = rank + "|";
+            assertThat(lines).anyMatch(l -> l.startsWith(prefix) && l.contains("{worker2=20, worker0=0, worker1=10}"));
+        }
+    }
+
+    @Test
+    void aCrashedWorkerFailsCallsToItPromptlyAndTheOthersGoOn() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(CrashingWorkerMain.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).anyMatch(l -> l.startsWith("0|RESULT crash-call UNAVAILABLE"));
+        assertThat(lines).contains("0|RESULT survivor 5");
+    }
+}
