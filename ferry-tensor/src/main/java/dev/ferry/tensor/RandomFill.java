@@ -27,7 +27,7 @@ final class RandomFill {
         if (dtype == DType.FLOAT32) {
             float[] a = (float[]) out.storage().array();
             float f = (float) from;
-            float range = (float) (to - from);
+            float range = (float) to - f; // in float, as PyTorch's uniform_real_distribution<float>
             for (int i = 0; i < n; i++) {
                 a[i] = gen.nextFloat() * range + f;
             }

@@ -608,6 +608,10 @@ public final class Tensor {
         return Reductions.sum(this, new int[] {dim}, false);
     }
 
+    public Tensor sum(int dim, boolean keepDim) {
+        return Reductions.sum(this, new int[] {dim}, keepDim);
+    }
+
     public Tensor sum(int[] dims, boolean keepDim) {
         return Reductions.sum(this, dims, keepDim);
     }
@@ -618,6 +622,10 @@ public final class Tensor {
 
     public Tensor mean(int dim) {
         return Reductions.mean(this, new int[] {dim}, false);
+    }
+
+    public Tensor mean(int dim, boolean keepDim) {
+        return Reductions.mean(this, new int[] {dim}, keepDim);
     }
 
     public Tensor mean(int[] dims, boolean keepDim) {
