@@ -253,6 +253,12 @@ final class Elementwise {
         float[] ov = (float[]) out.storage().array();
         StridedLoop.run(g.shapeRef(), g.stridesRef(), g.storageOffset(), y.stridesRef(), y.storageOffset(),
                 out.stridesRef(), 0, (n, ia, sa, ib, sb, io, so) -> {
+                    if (sa == 1 && sb == 1 && so == 1) {
+                        for (int i = 0; i < n; i++) {
+                            ov[io + i] = yv[ib + i] > 0 ? gv[ia + i] : 0f;
+                        }
+                        return;
+                    }
                     for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
                         ov[io] = yv[ib] > 0 ? gv[ia] : 0f;
                     }

@@ -48,27 +48,46 @@ public final class BinaryKernels {
         }
     }
 
+    // The hot ops get a dense path (unit strides, or a broadcast scalar b) that the JIT can
+    // vectorize; everything else runs the general strided loop.
+
     private static StridedLoop.Loop3 f32(BinaryOp op, float[] a, float[] b, float[] o, float alpha) {
         return switch (op) {
-            case ADD -> alpha == 1
-                    ? (n, ia, sa, ib, sb, io, so) -> {
-                        for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
-                            o[io] = a[ia] + b[ib];
-                        }
+            case ADD -> (n, ia, sa, ib, sb, io, so) -> {
+                if (sa == 1 && sb == 1 && so == 1) {
+                    for (int i = 0; i < n; i++) {
+                        o[io + i] = a[ia + i] + alpha * b[ib + i];
                     }
-                    : (n, ia, sa, ib, sb, io, so) -> {
-                        for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
-                            o[io] = a[ia] + alpha * b[ib];
-                        }
-                    };
+                } else if (sa == 1 && sb == 0 && so == 1) {
+                    float bv = alpha * b[ib];
+                    for (int i = 0; i < n; i++) {
+                        o[io + i] = a[ia + i] + bv;
+                    }
+                } else {
+                    for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
+                        o[io] = a[ia] + alpha * b[ib];
+                    }
+                }
+            };
             case SUB -> (n, ia, sa, ib, sb, io, so) -> {
                 for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
                     o[io] = a[ia] - b[ib];
                 }
             };
             case MUL -> (n, ia, sa, ib, sb, io, so) -> {
-                for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
-                    o[io] = a[ia] * b[ib];
+                if (sa == 1 && sb == 1 && so == 1) {
+                    for (int i = 0; i < n; i++) {
+                        o[io + i] = a[ia + i] * b[ib + i];
+                    }
+                } else if (sa == 1 && sb == 0 && so == 1) {
+                    float bv = b[ib];
+                    for (int i = 0; i < n; i++) {
+                        o[io + i] = a[ia + i] * bv;
+                    }
+                } else {
+                    for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
+                        o[io] = a[ia] * b[ib];
+                    }
                 }
             };
             case DIV -> (n, ia, sa, ib, sb, io, so) -> {

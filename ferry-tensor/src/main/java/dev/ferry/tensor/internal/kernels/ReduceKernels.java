@@ -42,6 +42,10 @@ public final class ReduceKernels {
 
     /** Reduces {@code in} over the dims flagged in {@code reduced} into contiguous {@code out}. */
     public static void reduce(Kind kind, Tensor in, boolean[] reduced, Tensor out) {
+        if (kind == Kind.SUM && in.dtype() == DType.FLOAT32 && in.isContiguous() && isPrefix(reduced)) {
+            sumLeadingDims(in, reduced, out);
+            return;
+        }
         Split s = Split.of(in, reduced);
         Storage src = in.storage();
         Storage dst = out.storage();
@@ -58,6 +62,40 @@ public final class ReduceKernels {
                         }
                     }
                 });
+    }
+
+    private static boolean isPrefix(boolean[] reduced) {
+        int k = 0;
+        while (k < reduced.length && reduced[k]) {
+            k++;
+        }
+        for (int d = k; d < reduced.length; d++) {
+            if (reduced[d]) {
+                return false;
+            }
+        }
+        return k > 0 && k < reduced.length;
+    }
+
+    /** Column sums of a dense [rows, cols] block (e.g. a bias gradient), row by row so it vectorizes. */
+    private static void sumLeadingDims(Tensor in, boolean[] reduced, Tensor out) {
+        int[] shape = in.shape();
+        int rows = 1;
+        for (int d = 0; d < reduced.length && reduced[d]; d++) {
+            rows *= shape[d];
+        }
+        int cols = in.numel() / Math.max(rows, 1);
+        float[] a = (float[]) in.storage().array();
+        double[] acc = new double[cols];
+        for (int r = 0, base = in.storageOffset(); r < rows; r++, base += cols) {
+            for (int c = 0; c < cols; c++) {
+                acc[c] += a[base + c];
+            }
+        }
+        float[] o = (float[]) out.storage().array();
+        for (int c = 0; c < cols; c++) {
+            o[out.storageOffset() + c] = (float) acc[c];
+        }
     }
 
     private static double reduceDouble(Kind kind, Storage src, int base, int[] shape, int[] strides, int[] counter) {

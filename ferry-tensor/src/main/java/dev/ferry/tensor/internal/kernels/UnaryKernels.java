@@ -20,6 +20,13 @@ public final class UnaryKernels {
             float[] o = (float[]) out.storage().array();
             StridedLoop.run(shape, sa, oa, so, oo, switch (op) {
                 case RELU -> (n, ia, s1, io, s2) -> {
+                    if (s1 == 1 && s2 == 1) {
+                        for (int i = 0; i < n; i++) {
+                            float v = x[ia + i];
+                            o[io + i] = v > 0 || v != v ? v : 0f;
+                        }
+                        return;
+                    }
                     for (int i = 0; i < n; i++, ia += s1, io += s2) {
                         float v = x[ia];
                         o[io] = v > 0 || v != v ? v : 0f;
