@@ -76,7 +76,8 @@ final class Elementwise {
     }
 
     static Tensor addScalar(Tensor a, double value) {
-        Tensor out = binary(BinaryOp.ADD, a, scalarLike(a, value), DType.promote(a.dtype(), scalarLike(a, value).dtype()), 1);
+        Tensor s = scalarLike(a, value);
+        Tensor out = binary(BinaryOp.ADD, a, s, DType.promote(a.dtype(), s.dtype()), 1);
         return Grad.of("AddBackward1", a).record(out, g -> new Tensor[] {g});
     }
 

@@ -135,8 +135,8 @@ final class ShapeOps {
     static Tensor permute(Tensor t, int[] dims) {
         int n = t.dim();
         if (dims.length != n) {
-            throw new IllegalArgumentException("permute(sparse_coo): number of dimensions in the tensor input does not"
-                    .replace("(sparse_coo)", "") + " match the length of the desired ordering of dimensions i.e. input.dim() = "
+            throw new IllegalArgumentException("permute(): number of dimensions in the tensor input does not"
+                    + " match the length of the desired ordering of dimensions i.e. input.dim() = "
                     + n + " is not equal to len(dims) = " + dims.length);
         }
         int[] perm = new int[n];

@@ -61,6 +61,13 @@ class ReductionsAndLinalgTest {
     }
 
     @Test
+    void reportsWhichBlasDoesTheProducts() {
+        // Native (JNIBLAS) when libblas.so.3 is installed, a pure-Java fallback otherwise.
+        System.out.println("BLAS backend: " + Tensors.blasBackend());
+        assertThat(Tensors.blasBackend()).isIn("JNIBLAS", "VectorBLAS", "Java11BLAS", "Java8BLAS");
+    }
+
+    @Test
     void matmulShapesFollowTorchMatmul() {
         Tensor v = Tensors.of(1f, 2f, 3f);
         Tensor mat = Tensors.ones(2, 3);

@@ -22,7 +22,9 @@ import java.util.Set;
  * try (var scope = Autograd.noGrad()) { ... } // nothing recorded inside
  * </pre>
  *
- * <p>A pass runs on the calling thread. Grad mode is per thread.
+ * <p>A pass runs on the calling thread. Grad mode is per thread. Passes over disjoint graphs may
+ * run concurrently; passes sharing nodes must use {@code retainGraph} (the first pass to finish
+ * would otherwise free what the others still need) and a sink each.
  */
 public final class Autograd {
     private Autograd() {
@@ -58,6 +60,15 @@ public final class Autograd {
         List<Edge> roots = rootEdges(outputs);
         Engine.run(roots, rootGrads(outputs, gradOutputs), GradientSink.ACCUMULATE_INTO_GRAD, retainGraph,
                 createGraph, Set.of());
+    }
+
+    /**
+     * Backward from scalar outputs (each seeded with 1) delivering leaf gradients to {@code sink}
+     * instead of {@code .grad}: what {@code dist_autograd.backward(ctx, [loss])} does locally.
+     */
+    public static void backward(List<Tensor> outputs, GradientSink sink, boolean retainGraph) {
+        Objects.requireNonNull(sink, "sink");
+        Engine.run(rootEdges(outputs), rootGrads(outputs, null), sink, retainGraph, false, Set.of());
     }
 
     /**

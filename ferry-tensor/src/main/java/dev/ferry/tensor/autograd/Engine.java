@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +35,7 @@ final class Engine {
         for (int i = 0; i < roots.size(); i++) {
             addGrad(pending, roots.get(i), rootGrads.get(i));
         }
-        Map<Edge, Tensor> captured = new java.util.HashMap<>();
+        Map<Edge, Tensor> captured = new HashMap<>();
         try (var mode = GradMode.set(createGraph)) {
             for (Node node : order) {
                 Tensor[] grads = pending.remove(node);

@@ -227,6 +227,15 @@ class AutogradTest {
         assertThat(w2.grad()).isNull();
     }
 
+    @Test
+    void sinkFormForScalarOutputs() {
+        Tensor w = Tensors.of(1.0, 2.0).requiresGrad_(true);
+        Map<Tensor, Tensor> grads = new IdentityHashMap<>();
+        Autograd.backward(List.of(w.square().sum()), grads::put, false);
+        assertThat(grads.get(w).toDoubleArray()).containsExactly(2, 4);
+        assertThat(w.grad()).isNull();
+    }
+
     /** A hand-wired node, as distributed autograd's "recv" function would be: backward starts at it. */
     @Test
     void backwardCanStartAtAHandWiredNode() {
