@@ -254,10 +254,8 @@ final class Elementwise {
         float[] ov = (float[]) out.storage().array();
         StridedLoop.run(g.shapeRef(), g.stridesRef(), g.storageOffset(), y.stridesRef(), y.storageOffset(),
                 out.stridesRef(), 0, (n, ia, sa, ib, sb, io, so) -> {
-                    if (sa == 1 && sb == 1 && so == 1) {
-                        for (int i = 0; i < n; i++) {
-                            ov[io + i] = yv[ib + i] > 0 ? gv[ia + i] : 0f;
-                        }
+                    if (sa == 1 && sb == 1 && so == 1 && ia == ib && ib == io) {
+                        reluBackwardDense(gv, yv, ov, io, n);
                         return;
                     }
                     for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
@@ -265,6 +263,14 @@ final class Elementwise {
                     }
                 });
         return out;
+    }
+
+    /** Keeps g where y > 0; branch-free (y >= 0 here, so y > 0 iff its bits are non-zero). */
+    private static void reluBackwardDense(float[] g, float[] y, float[] o, int off, int n) {
+        for (int j = off; j < off + n; j++) {
+            int bits = Float.floatToRawIntBits(y[j]);
+            o[j] = Float.intBitsToFloat(Float.floatToRawIntBits(g[j]) & ((bits | -bits) >> 31));
+        }
     }
 
     static Tensor sign(Tensor a) {

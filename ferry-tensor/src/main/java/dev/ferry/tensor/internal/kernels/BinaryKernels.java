@@ -55,14 +55,9 @@ public final class BinaryKernels {
         return switch (op) {
             case ADD -> (n, ia, sa, ib, sb, io, so) -> {
                 if (sa == 1 && sb == 1 && so == 1) {
-                    for (int i = 0; i < n; i++) {
-                        o[io + i] = a[ia + i] + alpha * b[ib + i];
-                    }
+                    addDense(a, ia, b, ib, o, io, alpha, n);
                 } else if (sa == 1 && sb == 0 && so == 1) {
-                    float bv = alpha * b[ib];
-                    for (int i = 0; i < n; i++) {
-                        o[io + i] = a[ia + i] + bv;
-                    }
+                    addScalarDense(a, ia, alpha * b[ib], o, io, n);
                 } else {
                     for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
                         o[io] = a[ia] + alpha * b[ib];
@@ -76,14 +71,9 @@ public final class BinaryKernels {
             };
             case MUL -> (n, ia, sa, ib, sb, io, so) -> {
                 if (sa == 1 && sb == 1 && so == 1) {
-                    for (int i = 0; i < n; i++) {
-                        o[io + i] = a[ia + i] * b[ib + i];
-                    }
+                    mulDense(a, ia, b, ib, o, io, n);
                 } else if (sa == 1 && sb == 0 && so == 1) {
-                    float bv = b[ib];
-                    for (int i = 0; i < n; i++) {
-                        o[io + i] = a[ia + i] * bv;
-                    }
+                    mulScalarDense(a, ia, b[ib], o, io, n);
                 } else {
                     for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
                         o[io] = a[ia] * b[ib];
@@ -101,6 +91,56 @@ public final class BinaryKernels {
                 }
             };
         };
+    }
+
+    // Dense loops as static methods. With one shared index (the usual case: equal offsets) the JIT
+    // vectorizes even when the arrays may be the same; with distinct offsets it must assume overlap.
+    private static void addDense(float[] a, int ia, float[] b, int ib, float[] o, int io, float alpha, int n) {
+        if (ia == ib && ib == io) {
+            for (int j = io; j < io + n; j++) {
+                o[j] = a[j] + alpha * b[j];
+            }
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            o[io + i] = a[ia + i] + alpha * b[ib + i];
+        }
+    }
+
+    private static void mulDense(float[] a, int ia, float[] b, int ib, float[] o, int io, int n) {
+        if (ia == ib && ib == io) {
+            for (int j = io; j < io + n; j++) {
+                o[j] = a[j] * b[j];
+            }
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            o[io + i] = a[ia + i] * b[ib + i];
+        }
+    }
+
+    private static void addScalarDense(float[] a, int ia, float bv, float[] o, int io, int n) {
+        if (ia == io) {
+            for (int j = io; j < io + n; j++) {
+                o[j] = a[j] + bv;
+            }
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            o[io + i] = a[ia + i] + bv;
+        }
+    }
+
+    private static void mulScalarDense(float[] a, int ia, float bv, float[] o, int io, int n) {
+        if (ia == io) {
+            for (int j = io; j < io + n; j++) {
+                o[j] = a[j] * bv;
+            }
+            return;
+        }
+        for (int i = 0; i < n; i++) {
+            o[io + i] = a[ia + i] * bv;
+        }
     }
 
     private static StridedLoop.Loop3 f64(BinaryOp op, double[] a, double[] b, double[] o, double alpha) {
