@@ -14,7 +14,7 @@ final class Linalg {
                     + a.dtype() + " and " + b.dtype());
         }
         if (a.dtype() == DType.BOOL) {
-            throw new IllegalArgumentException(op + " is not implemented for bool");
+            throw new IllegalArgumentException(op + ": bool tensors cannot be multiplied; convert them with to()");
         }
         return a.dtype();
     }

@@ -87,16 +87,28 @@ final class Reductions {
         boolean[] reduced = flags(t, new int[0]);
         DType dt = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
         Tensor out = reduce(ReduceKernels.Kind.PROD, t, reduced, false, dt);
-        // d(prod)/dx_i = prod / x_i; with zeros, fall back to the product of the others.
+        // d(prod)/dx_i is the product of the other elements: prod / x_i without zeros; with one
+        // zero only that position has a non-zero derivative; with two or more, none has.
         return Grad.of("ProdBackward0", t).saving(t).record(out, g -> {
             double[] x = t.toDoubleArray();
+            int zeros = 0;
+            int zeroAt = -1;
+            double nonZeroProduct = 1;
+            for (int i = 0; i < x.length; i++) {
+                if (x[i] == 0) {
+                    zeros++;
+                    zeroAt = i;
+                } else {
+                    nonZeroProduct *= x[i];
+                }
+            }
             double[] d = new double[x.length];
             for (int i = 0; i < x.length; i++) {
-                double p = 1;
-                for (int j = 0; j < x.length; j++) {
-                    p *= j == i ? 1 : x[j];
+                if (zeros == 0) {
+                    d[i] = nonZeroProduct / x[i];
+                } else if (zeros == 1 && i == zeroAt) {
+                    d[i] = nonZeroProduct;
                 }
-                d[i] = p;
             }
             Tensor others = Tensors.from(d, t.shapeRef()).to(g.dtype());
             return new Tensor[] {others.mul(g)};

@@ -69,6 +69,7 @@ class GradCheckTest {
                 op("var", x -> x.get(0).var(new int[] {1}, 1, false), randn(3, 4)),
                 op("std", x -> x.get(0).std(), randn(6)),
                 op("prod", x -> x.get(0).prod(), randn(4)),
+                op("prod with a zero", x -> x.get(0).mul(Tensors.of(1.0, 0.0, 1.0, 1.0)).prod(), randn(4)),
                 op("max all", x -> x.get(0).max(), randn(3, 3)),
                 op("max dim", x -> x.get(0).max(1, false).values(), randn(3, 4)),
                 op("min dim keepdim", x -> x.get(0).min(0, true).values(), randn(3, 4)),
