@@ -1,0 +1,190 @@
+package dev.ferry.tensor;
+
+import dev.ferry.tensor.internal.Shapes;
+import dev.ferry.tensor.internal.kernels.ReduceKernels;
+
+/** Sums, means, extrema, variance, softmax and their derivatives. */
+final class Reductions {
+    private Reductions() {
+    }
+
+    /** Flags the normalized dims; an empty list means "all dims", as in PyTorch. */
+    private static boolean[] flags(Tensor t, int[] dims) {
+        boolean[] r = new boolean[t.dim()];
+        if (dims.length == 0) {
+            java.util.Arrays.fill(r, true);
+            return r;
+        }
+        for (int d : dims) {
+            int n = Shapes.normalizeDim(d, t.dim());
+            if (t.dim() == 0) {
+                continue;
+            }
+            if (r[n]) {
+                throw new IllegalArgumentException("dim " + n + " appears multiple times in the list of dims");
+            }
+            r[n] = true;
+        }
+        return r;
+    }
+
+    private static int[] outShape(Tensor t, boolean[] reduced, boolean keepDim) {
+        int[] shape = t.shapeRef();
+        int[] out = new int[shape.length];
+        int k = 0;
+        for (int d = 0; d < shape.length; d++) {
+            if (!reduced[d]) {
+                out[k++] = shape[d];
+            } else if (keepDim) {
+                out[k++] = 1;
+            }
+        }
+        return java.util.Arrays.copyOf(out, k);
+    }
+
+    private static int[] keptShape(Tensor t, boolean[] reduced) {
+        return outShape(t, reduced, true);
+    }
+
+    private static Tensor reduce(ReduceKernels.Kind kind, Tensor t, boolean[] reduced, boolean keepDim, DType dtype) {
+        Tensor out = Tensor.allocate(dtype, outShape(t, reduced, keepDim));
+        ReduceKernels.reduce(kind, t, reduced, out);
+        return out;
+    }
+
+    static Tensor sum(Tensor t, int[] dims, boolean keepDim) {
+        boolean[] reduced = flags(t, dims);
+        DType dt = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
+        Tensor out = reduce(ReduceKernels.Kind.SUM, t, reduced, keepDim, dt);
+        int[] kept = keptShape(t, reduced);
+        return Grad.of(dims.length == 0 ? "SumBackward0" : "SumBackward1", t).record(out, g -> new Tensor[] {g.reshape(kept).expand(t.shapeRef())});
+    }
+
+    static Tensor mean(Tensor t, int[] dims, boolean keepDim) {
+        if (!t.dtype().isFloatingPoint()) {
+            throw new IllegalArgumentException("mean(): could not infer output dtype. Input dtype must be either a"
+                    + " floating point or complex dtype. Got: " + t.dtype());
+        }
+        boolean[] reduced = flags(t, dims);
+        int count = 1;
+        for (int d = 0; d < reduced.length; d++) {
+            count *= reduced[d] ? t.shapeRef()[d] : 1;
+        }
+        return sum(t, dims, keepDim).div(count);
+    }
+
+    static Tensor var(Tensor t, int[] dims, int correction, boolean keepDim) {
+        boolean[] reduced = flags(t, dims);
+        int count = 1;
+        for (int d = 0; d < reduced.length; d++) {
+            count *= reduced[d] ? t.shapeRef()[d] : 1;
+        }
+        Tensor centered = t.sub(t.mean(dims, true));
+        return centered.square().sum(dims, keepDim).div(Math.max(0, count - correction));
+    }
+
+    static Tensor prod(Tensor t) {
+        boolean[] reduced = flags(t, new int[0]);
+        DType dt = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;
+        Tensor out = reduce(ReduceKernels.Kind.PROD, t, reduced, false, dt);
+        // d(prod)/dx_i is the product of the other elements: prod / x_i without zeros; with one
+        // zero only that position has a non-zero derivative; with two or more, none has.
+        return Grad.of("ProdBackward0", t).saving(t).record(out, g -> {
+            double[] x = t.toDoubleArray();
+            int zeros = 0;
+            int zeroAt = -1;
+            double nonZeroProduct = 1;
+            for (int i = 0; i < x.length; i++) {
+                if (x[i] == 0) {
+                    zeros++;
+                    zeroAt = i;
+                } else {
+                    nonZeroProduct *= x[i];
+                }
+            }
+            double[] d = new double[x.length];
+            for (int i = 0; i < x.length; i++) {
+                if (zeros == 0) {
+                    d[i] = nonZeroProduct / x[i];
+                } else if (zeros == 1 && i == zeroAt) {
+                    d[i] = nonZeroProduct;
+                }
+            }
+            Tensor others = Tensors.from(d, t.shapeRef()).to(g.dtype());
+            return new Tensor[] {others.mul(g)};
+        });
+    }
+
+    /** amax/amin; with {@code allDims} for the 0-dim max()/min(). Gradient split evenly among ties. */
+    static Tensor amax(Tensor t, int[] dims, boolean keepDim, boolean max) {
+        if (t.numel() == 0) {
+            throw new IllegalArgumentException((max ? "max" : "min") + "(): Expected reduction dim to be specified for"
+                    + " input.numel() == 0.");
+        }
+        boolean[] reduced = flags(t, dims);
+        Tensor out = reduce(max ? ReduceKernels.Kind.MAX : ReduceKernels.Kind.MIN, t, reduced, keepDim, t.dtype());
+        int[] kept = keptShape(t, reduced);
+        return Grad.of(max ? "AmaxBackward0" : "AminBackward0", t).saving(t, out).record(out, g -> {
+            Tensor hit = t.eq(out.detach().reshape(kept)).to(g.dtype());
+            Tensor count = hit.sum(dims, true);
+            return new Tensor[] {hit.div(count).mul(g.reshape(kept))};
+        });
+    }
+
+    static ValuesIndices maxWithIndices(Tensor t, int dim, boolean keepDim, boolean max) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        if (t.dim() == 0) {
+            return new ValuesIndices(t.clone(), Tensors.zeros(DType.INT64));
+        }
+        if (t.size(d) == 0) {
+            throw new IllegalArgumentException("cannot perform reduction function " + (max ? "max" : "min")
+                    + " on a tensor with no elements because the operation does not have an identity");
+        }
+        boolean[] reduced = new boolean[t.dim()];
+        reduced[d] = true;
+        Tensor values = Tensor.allocate(t.dtype(), outShape(t, reduced, false));
+        Tensor indices = Tensor.allocate(DType.INT64, outShape(t, reduced, false));
+        ReduceKernels.argReduce(t, d, max, values, indices);
+        if (keepDim) {
+            values = values.unsqueeze(d);
+            indices = indices.unsqueeze(d);
+        }
+        Tensor idx = keepDim ? indices : indices.unsqueeze(d);
+        int[] shape = t.shapeRef();
+        values = Grad.of(max ? "MaxBackward0" : "MinBackward0", t).record(values, g -> {
+            Tensor gk = keepDim ? g : g.unsqueeze(d);
+            return new Tensor[] {Tensors.zeros(g.dtype(), shape).scatterAdd(d, idx, gk)};
+        });
+        return new ValuesIndices(values, indices);
+    }
+
+    static Tensor logsumexp(Tensor t, int dim, boolean keepDim) {
+        Tensor m = t.detach().amax(new int[] {dim}, true);
+        m = m.where(m.abs().lt(Double.POSITIVE_INFINITY), Tensors.zerosLike(m));
+        Tensor r = t.sub(m).exp().sum(new int[] {dim}, true).log().add(m);
+        return keepDim ? r : r.squeeze(dim);
+    }
+
+    static Tensor softmax(Tensor t, int dim, boolean log) {
+        int d = Shapes.normalizeDim(dim, t.dim());
+        Tensor x = t.dtype().isFloatingPoint() ? t : t.to(DType.FLOAT32);
+        if (x.dim() == 0) {
+            x = x.reshape(1);
+        }
+        Tensor out = Tensor.allocate(x.dtype(), x.shapeRef());
+        ReduceKernels.softmax(x, x.dim() == t.dim() ? d : 0, log, out);
+        if (t.dim() == 0) {
+            out = out.reshape();
+        }
+        Tensor y = out;
+        int[] dims = {d};
+        if (log) {
+            return Grad.of("LogSoftmaxBackward0", t).saving(y).record(out, g ->
+                    new Tensor[] {g.sub(y.detach().exp().mul(g.sum(dims, true)))});
+        }
+        return Grad.of("SoftmaxBackward0", t).saving(y).record(out, g -> {
+            Tensor yd = y.detach();
+            return new Tensor[] {yd.mul(g.sub(g.mul(yd).sum(dims, true)))};
+        });
+    }
+}

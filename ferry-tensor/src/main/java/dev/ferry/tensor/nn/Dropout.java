@@ -1,0 +1,28 @@
+package dev.ferry.tensor.nn;
+
+import dev.ferry.tensor.Generator;
+import dev.ferry.tensor.Tensor;
+
+/** Randomly zeroes elements with probability p during training (identity in eval mode). */
+public class Dropout extends Module {
+    private final double p;
+    private final Generator generator;
+
+    public Dropout(double p, Generator generator) {
+        if (p < 0 || p > 1) {
+            throw new IllegalArgumentException("dropout probability has to be between 0 and 1, but got " + p);
+        }
+        this.p = p;
+        this.generator = generator;
+    }
+
+    @Override
+    public Tensor forward(Tensor input) {
+        return Functional.dropout(input, p, isTraining(), generator);
+    }
+
+    @Override
+    protected String extraRepr() {
+        return "p=" + p;
+    }
+}

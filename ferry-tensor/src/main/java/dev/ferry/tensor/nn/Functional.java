@@ -1,0 +1,139 @@
+package dev.ferry.tensor.nn;
+
+import dev.ferry.tensor.DType;
+import dev.ferry.tensor.Generator;
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.Tensors;
+
+import java.util.Arrays;
+
+/**
+ * Stateless neural-network functions ({@code torch.nn.functional}). All are differentiable, built
+ * from tensor ops, so higher-order gradients work through them too.
+ */
+public final class Functional {
+    private Functional() {
+    }
+
+    /** {@code x · weightᵀ + bias} (bias may be null). */
+    public static Tensor linear(Tensor x, Tensor weight, Tensor bias) {
+        return Tensors.linear(x, weight, bias);
+    }
+
+    public static Tensor relu(Tensor x) {
+        return x.relu();
+    }
+
+    public static Tensor softmax(Tensor x, int dim) {
+        return x.softmax(dim);
+    }
+
+    public static Tensor logSoftmax(Tensor x, int dim) {
+        return x.logSoftmax(dim);
+    }
+
+    /**
+     * Zeroes each element with probability {@code p} and scales the rest by {@code 1/(1-p)} when
+     * {@code training}; the identity otherwise.
+     */
+    public static Tensor dropout(Tensor x, double p, boolean training, Generator generator) {
+        if (p < 0 || p > 1) {
+            throw new IllegalArgumentException("dropout probability has to be between 0 and 1, but got " + p);
+        }
+        if (!training || p == 0) {
+            return x;
+        }
+        if (p == 1) {
+            return x.mul(0);
+        }
+        Tensor keep = Tensors.rand(generator, x.shape()).ge(p).to(x.dtype());
+        return x.mul(keep).div(1 - p);
+    }
+
+    /** Negative log-likelihood of class indices {@code target} [N] under log-probabilities [N, C]. */
+    public static Tensor nllLoss(Tensor logProbs, Tensor target) {
+        return nllLoss(logProbs, target, Reduction.MEAN);
+    }
+
+    public static Tensor nllLoss(Tensor logProbs, Tensor target, Reduction reduction) {
+        if (logProbs.dim() != 2 || target.dim() != 1) {
+            throw new IllegalArgumentException("nll_loss expects input [N, C] and target [N], got "
+                    + Arrays.toString(logProbs.shape()) + " and " + Arrays.toString(target.shape()));
+        }
+        if (target.dtype() != DType.INT64) {
+            throw new IllegalArgumentException("expected target of dtype int64 (class indices) but got "
+                    + target.dtype());
+        }
+        if (logProbs.size(0) != target.size(0)) {
+            throw new IllegalArgumentException("Expected input batch_size (" + logProbs.size(0)
+                    + ") to match target batch_size (" + target.size(0) + ").");
+        }
+        long[] t = target.toLongArray();
+        int classes = logProbs.size(1);
+        for (long c : t) {
+            if (c < 0 || c >= classes) {
+                throw new IndexOutOfBoundsException("Target " + c + " is out of bounds for " + classes + " classes.");
+            }
+        }
+        Tensor picked = logProbs.gather(1, target.unsqueeze(1)).squeeze(1).neg();
+        return reduce(picked, reduction);
+    }
+
+    /** {@code nllLoss(logSoftmax(logits, 1), target)}, averaged over the batch. */
+    public static Tensor crossEntropy(Tensor logits, Tensor target) {
+        return crossEntropy(logits, target, Reduction.MEAN);
+    }
+
+    public static Tensor crossEntropy(Tensor logits, Tensor target, Reduction reduction) {
+        return nllLoss(logits.logSoftmax(1), target, reduction);
+    }
+
+    public static Tensor mseLoss(Tensor input, Tensor target) {
+        return mseLoss(input, target, Reduction.MEAN);
+    }
+
+    public static Tensor mseLoss(Tensor input, Tensor target, Reduction reduction) {
+        return reduce(input.sub(target).square(), reduction);
+    }
+
+    /** Binary cross-entropy of probabilities; log terms are clamped at -100 as in PyTorch. */
+    public static Tensor binaryCrossEntropy(Tensor probs, Tensor target) {
+        Tensor logP = probs.log().clampMin(-100);
+        Tensor log1mP = probs.neg().add(1).log().clampMin(-100);
+        Tensor loss = target.mul(logP).add(target.neg().add(1).mul(log1mP)).neg();
+        return reduce(loss, Reduction.MEAN);
+    }
+
+    /** Normalizes over the trailing {@code normalizedShape} dims; weight and bias may be null. */
+    public static Tensor layerNorm(Tensor x, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
+        int n = normalizedShape.length;
+        int[] tail = Arrays.copyOfRange(x.shape(), x.dim() - n, x.dim());
+        if (!Arrays.equals(tail, normalizedShape)) {
+            throw new IllegalArgumentException("Given normalized_shape=" + Arrays.toString(normalizedShape)
+                    + ", expected input with shape [*, " + Arrays.toString(normalizedShape).replace("[", "")
+                    + ", but got input of size" + Arrays.toString(x.shape()));
+        }
+        int[] dims = new int[n];
+        for (int i = 0; i < n; i++) {
+            dims[i] = x.dim() - n + i;
+        }
+        Tensor mean = x.mean(dims, true);
+        Tensor var = x.var(dims, 0, true);
+        Tensor y = x.sub(mean).div(var.add(eps).sqrt());
+        if (weight != null) {
+            y = y.mul(weight);
+        }
+        if (bias != null) {
+            y = y.add(bias);
+        }
+        return y;
+    }
+
+    static Tensor reduce(Tensor loss, Reduction reduction) {
+        return switch (reduction) {
+            case NONE -> loss;
+            case SUM -> loss.sum();
+            case MEAN -> loss.mean();
+        };
+    }
+}

@@ -1,0 +1,6 @@
+package dev.ferry.tensor.nn;
+
+/** How a loss combines its per-element values. */
+public enum Reduction {
+    NONE, MEAN, SUM
+}

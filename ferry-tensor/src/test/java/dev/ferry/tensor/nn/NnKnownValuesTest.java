@@ -1,0 +1,96 @@
+package dev.ferry.tensor.nn;
+
+import dev.ferry.tensor.Generator;
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.Tensors;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+/** Literals printed by PyTorch 1.13 (torch.manual_seed(0); nn.Linear(4, 3); ...). */
+class NnKnownValuesTest {
+
+    static void assertValues(Tensor actual, double tol, double... expected) {
+        assertThat(actual.toDoubleArray()).containsExactly(expected, within(tol));
+    }
+
+    @Test
+    void linearInitMatchesTorchWithSameSeed() {
+        Linear lin = new Linear(4, 3, true, new Generator(0));
+        assertValues(lin.weight(), 0,
+                -0.003743410110473633, 0.26822179555892944, -0.4115225672721863, -0.3679695129394531,
+                -0.19257718324661255, 0.13407868146896362, -0.009906589984893799, 0.39644473791122437,
+                -0.04437202215194702, 0.1323062777519226, -0.15110653638839722, -0.09828269481658936);
+        assertValues(lin.bias(), 0, -0.4776742458343506, -0.33114105463027954, -0.20611155033111572);
+    }
+
+    @Test
+    void crossEntropyLossAndGradientsMatchTorch() {
+        Linear lin = new Linear(4, 3, true, new Generator(0));
+        Tensor x = Tensors.of(new float[][] {{0.5f, -1.0f, 2.0f, 0.0f}, {1.5f, 0.25f, -0.75f, 1.0f}});
+        Tensor y = Tensors.of(2L, 0L);
+        Tensor out = lin.forward(x);
+        Tensor loss = new CrossEntropyLoss().apply(out, y);
+        loss.backward();
+        assertThat(loss.item()).isCloseTo(1.0998121500015259, within(1e-6));
+        assertValues(lin.weight().grad(), 1e-6,
+                -0.5026198625564575, -0.1715715229511261, 0.43366700410842896, -0.36209577322006226,
+                0.3862685263156891, -0.17179632186889648, 0.29738181829452515, 0.1848433017730713,
+                0.11635133624076843, 0.34336787462234497, -0.7310488224029541, 0.17725247144699097);
+        assertValues(lin.bias().grad(), 1e-6, -0.2810481786727905, 0.4028504490852356, -0.12180227041244507);
+        assertThat(new MSELoss().apply(out, Tensors.ones(2, 3)).item()).isCloseTo(2.824997663497925, within(1e-6));
+    }
+
+    @Test
+    void lossesValidateTheirInputs() {
+        Tensor logits = Tensors.zeros(2, 3);
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L, 3L)))
+                .hasMessage("Target 3 is out of bounds for 3 classes.");
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0f, 1f)))
+                .hasMessageContaining("int64");
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L)))
+                .hasMessage("Expected input batch_size (2) to match target batch_size (1).");
+    }
+
+    @Test
+    void moduleTreeParametersAndStateDict() {
+        Sequential model = new Sequential(new Linear(4, 8, true, new Generator(1)), Activation.relu(),
+                new Linear(8, 2, false, new Generator(2)));
+        assertThat(model.namedParameters().keySet()).containsExactly("0.weight", "0.bias", "2.weight");
+        assertThat(model.parameters()).allMatch(Tensor::requiresGrad);
+        assertThat(model.toString()).isEqualTo("Sequential(\n"
+                + "  (0): Linear(in_features=4, out_features=8, bias=True)\n"
+                + "  (1): ReLU()\n"
+                + "  (2): Linear(in_features=8, out_features=2, bias=False)\n)");
+        var state = model.stateDict();
+        Sequential other = new Sequential(new Linear(4, 8, true, new Generator(5)), Activation.relu(),
+                new Linear(8, 2, false, new Generator(6)));
+        other.loadStateDict(state);
+        Tensor x = Tensors.randn(new Generator(3), 5, 4);
+        assertThat(other.forward(x).equal(model.forward(x))).isTrue();
+        assertThatThrownBy(() -> new Linear(3, 2).forward(Tensors.zeros(2, 4)))
+                .hasMessageContaining("got input with last dimension 4");
+    }
+
+    @Test
+    void dropoutOnlyInTraining() {
+        Dropout d = new Dropout(0.5, new Generator(0));
+        Tensor x = Tensors.ones(1000);
+        Tensor y = d.forward(x);
+        double kept = y.gt(0).sum().item();
+        assertThat(kept).isBetween(400.0, 600.0);
+        assertThat(y.max().item()).isEqualTo(2);
+        d.eval();
+        assertThat(d.forward(x)).isSameAs(x);
+    }
+
+    @Test
+    void layerNormNormalizes() {
+        LayerNorm ln = new LayerNorm(4);
+        Tensor y = ln.forward(Tensors.of(new float[][] {{1, 2, 3, 4}, {2, 2, 2, 6}}));
+        assertThat(y.mean(1).toFloatArray()).containsExactly(new float[] {0, 0}, within(1e-6f));
+        assertThat(y.var(new int[] {1}, 0, false).toFloatArray()).containsExactly(new float[] {1, 1}, within(1e-4f));
+    }
+}
