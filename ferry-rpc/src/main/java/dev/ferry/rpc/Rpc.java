@@ -169,6 +169,41 @@ public final class Rpc {
     public static <A, B, C, D, E, R> RpcFuture<R> rpcAsync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
         return current().rpcAsync(to, function, a, b, c, d, e);
     }
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <R> RRef<R> remote(String to, RpcFunction0<R> function) {
+        return current().remote(to, function);
+    }
+
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <A, R> RRef<R> remote(String to, RpcFunction1<A, R> function, A a) {
+        return current().remote(to, function, a);
+    }
+
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <A, B, R> RRef<R> remote(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return current().remote(to, function, a, b);
+    }
+
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <A, B, C, R> RRef<R> remote(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return current().remote(to, function, a, b, c);
+    }
+
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <A, B, C, D, R> RRef<R> remote(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return current().remote(to, function, a, b, c, d);
+    }
+
+    /** {@link RpcAgent#remote} on the current agent. */
+    public static <A, B, C, D, E, R> RRef<R> remote(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return current().remote(to, function, a, b, c, d, e);
+    }
+
+    /** {@link RpcAgent#rref} on the current agent. */
+    public static <T> RRef<T> rref(T value) {
+        return current().rref(value);
+    }
+
     public static Duration getRpcTimeout() {
         return current().getRpcTimeout();
     }

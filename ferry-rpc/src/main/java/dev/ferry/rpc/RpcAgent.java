@@ -60,6 +60,16 @@ public interface RpcAgent extends AutoCloseable {
      */
     <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
 
+    /**
+     * The primitive behind {@code remote}: runs {@code function} on {@code to}, whose result stays
+     * there, and returns a reference to it at once. Errors of the function, or of making the call,
+     * are raised by the first use of the reference.
+     */
+    <R> RRef<R> invokeRemote(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
+
+    /** A reference to a local value, owned by this worker, to share with others (PyTorch's {@code RRef(value)}). */
+    <T> RRef<T> rref(T value);
+
     /** Calls {@code function} on the worker named {@code to} and waits for the result. */
     default <R> R rpcSync(String to, RpcFunction0<R> function) {
         return to(to).rpcSync(function);
@@ -118,6 +128,36 @@ public interface RpcAgent extends AutoCloseable {
     /** Calls {@code function} on the worker named {@code to}. */
     default <A, B, C, D, E, R> RpcFuture<R> rpcAsync(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
         return to(to).rpcAsync(function, a, b, c, d, e);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <R> RRef<R> remote(String to, RpcFunction0<R> function) {
+        return to(to).remote(function);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <A, R> RRef<R> remote(String to, RpcFunction1<A, R> function, A a) {
+        return to(to).remote(function, a);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <A, B, R> RRef<R> remote(String to, RpcFunction2<A, B, R> function, A a, B b) {
+        return to(to).remote(function, a, b);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <A, B, C, R> RRef<R> remote(String to, RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return to(to).remote(function, a, b, c);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <A, B, C, D, R> RRef<R> remote(String to, RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return to(to).remote(function, a, b, c, d);
+    }
+
+    /** Runs {@code function} on the worker named {@code to}, keeping the result there (PyTorch's {@code remote}). */
+    default <A, B, C, D, E, R> RRef<R> remote(String to, RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return to(to).remote(function, a, b, c, d, e);
     }
 
     /** The default timeout of calls made without one. */

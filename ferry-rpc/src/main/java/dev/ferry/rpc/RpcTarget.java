@@ -103,6 +103,36 @@ public final class RpcTarget {
         return agent.invoke(worker, function, new Object[] {a, b, c, d, e}, timeout);
     }
 
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <R> RRef<R> remote(RpcFunction0<R> function) {
+        return agent.invokeRemote(worker, function, new Object[] {}, timeout);
+    }
+
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <A, R> RRef<R> remote(RpcFunction1<A, R> function, A a) {
+        return agent.invokeRemote(worker, function, new Object[] {a}, timeout);
+    }
+
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <A, B, R> RRef<R> remote(RpcFunction2<A, B, R> function, A a, B b) {
+        return agent.invokeRemote(worker, function, new Object[] {a, b}, timeout);
+    }
+
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <A, B, C, R> RRef<R> remote(RpcFunction3<A, B, C, R> function, A a, B b, C c) {
+        return agent.invokeRemote(worker, function, new Object[] {a, b, c}, timeout);
+    }
+
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <A, B, C, D, R> RRef<R> remote(RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
+        return agent.invokeRemote(worker, function, new Object[] {a, b, c, d}, timeout);
+    }
+
+    /** Runs {@code function} on this target and keeps the result there: returns a reference to it at once. */
+    public <A, B, C, D, E, R> RRef<R> remote(RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
+        return agent.invokeRemote(worker, function, new Object[] {a, b, c, d, e}, timeout);
+    }
+
     @Override
     public String toString() {
         return "RpcTarget(" + worker + (timeout == null ? "" : ", timeout=" + timeout) + ")";

@@ -103,4 +103,12 @@ public final class Ops {
         WorkerInfo next = workers.get((Rpc.getWorkerInfo().id() + 1) % workers.size());
         return Rpc.to(next).rpcSync(Ops::deepRelay, depth - 1, x);
     }
+
+    /** Passes {@code value} along {@code route} through nested calls and returns it. */
+    public static Object forward(java.util.List<String> route, Object value) {
+        if (route.isEmpty()) {
+            return value;
+        }
+        return Rpc.rpcSync(route.get(0), Ops::forward, route.subList(1, route.size()), value);
+    }
 }

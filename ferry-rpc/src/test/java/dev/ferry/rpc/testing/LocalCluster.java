@@ -109,7 +109,7 @@ public final class LocalCluster implements AutoCloseable {
             }
             List<T> results = new ArrayList<>();
             for (Future<T> future : futures) {
-                results.add(future.get(STEP.toSeconds(), TimeUnit.SECONDS));
+                results.add(future.get(STEP.toSeconds() + 15, TimeUnit.SECONDS));
             }
             return results;
         } catch (java.util.concurrent.ExecutionException e) {

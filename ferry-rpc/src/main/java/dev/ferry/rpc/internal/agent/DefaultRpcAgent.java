@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RemoteFunction;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcBackendOptions;
@@ -18,6 +19,9 @@ import dev.ferry.rpc.internal.serial.FunctionRefs;
 import dev.ferry.rpc.internal.serial.FunctionResolver;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
+import dev.ferry.rpc.internal.serial.WireTypes;
+import dev.ferry.rpc.internal.rref.RRefContext;
+import dev.ferry.rpc.internal.rref.RRefSerializer;
 import dev.ferry.rpc.internal.transport.Connection;
 import dev.ferry.rpc.internal.transport.NettyTransport;
 import dev.ferry.rpc.internal.transport.Transport;
@@ -76,6 +80,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final AtomicLong nextCallId = new AtomicLong(1);
     private final ScheduledThreadPoolExecutor timer;
     private final AllGathers allGathers = new AllGathers(this);
+    private final AgentRRefHost rrefHost = new AgentRRefHost(this);
+    private final FunctionResolver resolver;
+    private final RRefContext rrefs = new RRefContext(rrefHost);
     private final Object lifecycle = new Object();
     private volatile State state = State.RUNNING;
     private volatile Duration rpcTimeout;
@@ -90,10 +97,14 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.store = store;
         this.storeOwner = storeOwner;
         this.rpcTimeout = options.rpcTimeout();
+        this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader());
         this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
-                options.outOfBandThreshold());
+                options.outOfBandThreshold(),
+                registry -> registry.register(RRef.class, WireTypes.RREF_ID,
+                        resolver -> new RRefSerializer(resolver.getConfig())),
+                rrefs);
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
@@ -135,9 +146,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
-        incoming = new IncomingCalls(this, self, codec,
-                new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader()),
-                interceptors, options.numWorkerThreads());
+        incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs);
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -173,6 +182,18 @@ public final class DefaultRpcAgent implements RpcAgent {
         return allGathers;
     }
 
+    RRefContext rrefs() {
+        return rrefs;
+    }
+
+    WorkerInfo self() {
+        return self;
+    }
+
+    java.lang.reflect.Method interfaceMethod(String type, String name, String descriptor) {
+        return resolver.interfaceMethod(type, name, descriptor);
+    }
+
     @Override
     public WorkerInfo getWorkerInfo() {
         return self;
@@ -200,23 +221,42 @@ public final class DefaultRpcAgent implements RpcAgent {
 
     @Override
     public <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
-        RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false);
+        RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false, CallHeaders.empty());
         WaitAllScope.register(future);
         return future;
     }
 
+    @Override
+    public <R> RRef<R> invokeRemote(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        return rrefHost.remote(runningDirectory().member(to), FunctionRefs.of(function), args, timeout, false);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> RRef<T> rref(T value) {
+        runningDirectory();
+        return (RRef<T>) rrefs.ownLocal(value);
+    }
+
     /** Sends one of Ferry's own calls: not counted as application work at shutdown. */
     RpcFuture<Object> invokeSystem(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
-        return send(to, FunctionRefs.of(function), args, timeout, true);
+        return send(to, FunctionRefs.of(function), args, timeout, true, CallHeaders.empty());
+    }
+
+    /** Sends a call with extra header entries (RRef creation, receiver substitution). */
+    <R> RpcFuture<R> invokeWithHeaders(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout,
+                                       CallHeaders headers) {
+        return send(to, function, args, timeout, false, headers);
     }
 
     @SuppressWarnings("unchecked")
-    private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system) {
+    private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
+                                  CallHeaders base) {
         WorkerDirectory workers = runningDirectory();
         WorkerInfo callee = workers.member(to);
         long id = nextCallId.getAndIncrement();
         CallInfo info = new CallInfo(self, callee, id, function.displayName());
-        CallHeaders headers = system ? CallHeaders.empty().with(SystemCalls.MARKER, "1") : CallHeaders.empty();
+        CallHeaders headers = system ? base.with(SystemCalls.MARKER, "1") : base;
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
@@ -326,6 +366,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         state = State.CLOSED;
         pending.failAll(reason);
         allGathers.failAll(reason);
+        List<String> leaks = rrefs.close();
+        if (!leaks.isEmpty()) {
+            log.warn("{}: Detected RRef leaks during shutdown (references still held somewhere when shutdown"
+                    + " ran):\n{}", self.name(), String.join("\n", leaks));
+        }
         transport.close();
         timer.shutdownNow();
         try {
@@ -356,6 +401,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
+        rrefs.debugInfo().forEach((key, value) -> info.put("rref." + key, value));
         return info;
     }
 

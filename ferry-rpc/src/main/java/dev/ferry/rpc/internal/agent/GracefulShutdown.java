@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * The graceful part of shutdown (PyTorch's {@code _wait_all_workers} and {@code join}): wait
@@ -18,6 +19,7 @@ final class GracefulShutdown {
     private final IncomingCalls incoming;
     private final long start = System.nanoTime();
     private final Duration timeout;
+    private static final long MAX_PAUSE_NANOS = 50_000_000;
 
     GracefulShutdown(DefaultRpcAgent agent, PendingCalls pending, IncomingCalls incoming, Duration timeout) {
         this.agent = agent;
@@ -27,20 +29,31 @@ final class GracefulShutdown {
     }
 
     void run() {
+        long pause = 100_000;
         agent.allGathers().run("shutdown", remaining());
+        // PyTorch's _delete_all_user_and_unforked_owner_rrefs: users still referenced are released,
+        // so their deletes reach the owners before the group closes.
+        agent.rrefs().releaseAllUsers();
         while (true) {
             try {
-                if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())) {
+                if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())
+                        || !agent.rrefs().awaitQuiet(remaining())) {
                     throw timedOut();
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RpcException(RpcException.Code.INTERNAL, "interrupted during graceful shutdown", e);
             }
-            Map<String, Object> busy = agent.allGathers().run(pending.userCalls() + incoming.active(), remaining());
+            agent.rrefs().releaseAllUsers();
+            int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
+            Map<String, Object> busy = agent.allGathers().run(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
                 return;
             }
+            // Some worker is still busy: give it time before the next round, backing off so a long
+            // tail of work does not turn into a storm of gathers.
+            LockSupport.parkNanos(pause);
+            pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
         }
     }
 
@@ -58,6 +71,8 @@ final class GracefulShutdown {
 
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, "graceful shutdown of " + agent.getWorkerInfo().name()
-                + " did not complete within " + timeout);
+                + " did not complete within " + timeout + " (still busy here: " + pending.userCalls()
+                + " calls awaiting answers, " + incoming.active() + " requests running, RRefs " + agent.rrefs().debugInfo()
+                + ")");
     }
 }

@@ -1,9 +1,13 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.rref.OwnerState;
+import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.serial.CallRequest;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.serial.FunctionInvoker;
@@ -21,6 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -40,6 +45,7 @@ final class IncomingCalls {
     private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
 
     private final RpcAgent agent;
+    private final RRefContext rrefs;
     private final WorkerInfo self;
     private final ObjectCodec codec;
     private final FunctionResolver resolver;
@@ -52,7 +58,8 @@ final class IncomingCalls {
     private volatile boolean replying = true;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
-                  List<CallInterceptor> interceptors, int numWorkerThreads) {
+                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs) {
+        this.rrefs = rrefs;
         this.agent = agent;
         this.self = self;
         this.codec = codec;
@@ -63,14 +70,29 @@ final class IncomingCalls {
                 Thread.ofVirtual().name("ferry-request-" + self.name() + "-", 0).factory());
     }
 
-    /** Accepts a CALL read on a transport thread; the work happens elsewhere. */
+    /**
+     * Accepts a CALL read on a transport thread; the work happens elsewhere. An RRef creation is
+     * registered here, in arrival order, so a fetch or fork that follows on the same connection
+     * always finds the RRef.
+     */
     void submit(Connection connection, WorkerInfo caller, InboundMessage message) {
         boolean counted = !message.headers().contains(SystemCalls.MARKER);
         if (counted) {
             active.incrementAndGet();
         }
+        String create = message.headers().get(AgentRRefHost.CREATE);
+        OwnerState created = null;
+        if (create != null) {
+            try {
+                GloballyUniqueId[] ids = AgentRRefHost.parseCreate(create);
+                created = rrefs.ownerForCreation(ids[0], ids[1]);
+            } catch (RpcException e) {
+                log.warn("{}: bad RRef creation from {}: {}", self.name(), caller.name(), e.getMessage());
+            }
+        }
+        OwnerState owner = created;
         try {
-            executor.execute(() -> run(connection, caller, message, counted));
+            executor.execute(() -> run(connection, caller, message, counted, owner));
         } catch (RejectedExecutionException e) {
             if (counted) {
                 finished();
@@ -79,16 +101,20 @@ final class IncomingCalls {
         }
     }
 
-    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted) {
+    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
+                     OwnerState created) {
         limiter.enter();
         CurrentAgent.set(agent);
         CallInfo info = new CallInfo(caller, self, message.id(), "?");
         boolean replyLater = false;
         try {
-            CallRequest request = codec.decode(message.inBand(), message.outOfBand(), CallRequest.class);
+            CallRequest request = decodeWithConfirmedRRefs(message);
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             FunctionInvoker invoker = resolver.resolve(request.function());
             Object[] args = request.args() == null ? new Object[0] : request.args();
+            if (message.headers().contains(AgentRRefHost.RECEIVER)) {
+                args = withReceiverValue(args, info);
+            }
             for (CallInterceptor interceptor : interceptors) {
                 args = interceptor.afterReceiveRequest(info, args, message.headers());
             }
@@ -101,9 +127,10 @@ final class IncomingCalls {
                 pending.addDoneCallback(done -> {
                     try {
                         if (done.failed()) {
+                            storeError(created, done.exceptionNow());
                             replyError(connection, asyncInfo, done.exceptionNow(), !counted);
                         } else {
-                            reply(connection, asyncInfo, done.value(), message.headers(), !counted);
+                            reply(connection, asyncInfo, storeValue(created, done.value()), message.headers(), !counted);
                         }
                     } finally {
                         activeAsync.decrementAndGet();
@@ -113,9 +140,10 @@ final class IncomingCalls {
                     }
                 });
             } else {
-                reply(connection, info, result, message.headers(), !counted);
+                reply(connection, info, storeValue(created, result), message.headers(), !counted);
             }
         } catch (Throwable failure) {
+            storeError(created, failure);
             replyError(connection, info, failure, !counted);
         } finally {
             CurrentAgent.clear();
@@ -123,6 +151,51 @@ final class IncomingCalls {
             if (!replyLater && counted) {
                 finished();
             }
+        }
+    }
+
+    /**
+     * Decodes the request; RRefs among the arguments that are not yet confirmed by their owner are
+     * waited for, so the function never sees an unconfirmed reference (as in PyTorch).
+     */
+    private CallRequest decodeWithConfirmedRRefs(InboundMessage message) {
+        RRefContext.startRecording();
+        CallRequest request;
+        CompletableFuture<Void> confirmations;
+        try {
+            request = codec.decode(message.inBand(), message.outOfBand(), CallRequest.class);
+        } finally {
+            confirmations = RRefContext.finishRecording();
+        }
+        if (!confirmations.isDone()) {
+            RpcFuture.fromCompletionStage(confirmations).await();
+        }
+        return request;
+    }
+
+    /** For calls on an RRef's value: argument 0, the RRef, becomes the value it refers to. */
+    private Object[] withReceiverValue(Object[] args, CallInfo info) {
+        if (args.length == 0 || !(args[0] instanceof RRef<?> rref) || !rref.isOwner()) {
+            throw new RpcException(RpcException.Code.UNKNOWN_RREF, info.function() + " was sent to " + self.name()
+                    + " to run on an RRef's value, but its receiver is not an RRef owned here");
+        }
+        Object[] copy = args.clone();
+        copy[0] = rref.localValue();
+        return copy;
+    }
+
+    /** The result of a {@code remote()} call becomes the RRef's value; the caller gets an acknowledgement. */
+    private static Object storeValue(OwnerState created, Object result) {
+        if (created == null) {
+            return result;
+        }
+        created.setValue(result);
+        return Boolean.TRUE;
+    }
+
+    private static void storeError(OwnerState created, Throwable failure) {
+        if (created != null) {
+            created.setError(failure);
         }
     }
 

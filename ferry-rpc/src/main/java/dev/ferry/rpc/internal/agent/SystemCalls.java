@@ -1,13 +1,20 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.AsyncExecution;
+import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.spi.HeaderKey;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.concurrent.CompletionStage;
 
 /**
- * Ferry's own remote functions (the all-gather protocol behind {@code allGather}, {@code barrier}
- * and graceful shutdown). They travel like any function but carry {@link #MARKER}, so they are not
+ * Ferry's own remote functions: the all-gather protocol behind {@code allGather}, {@code barrier}
+ * and graceful shutdown, and the RRef protocol's control messages. They travel like any function but carry {@link #MARKER}, so they are not
  * counted as application work when shutdown waits for the group to become idle.
  */
 public final class SystemCalls {
@@ -34,5 +41,57 @@ public final class SystemCalls {
             return agent;
         }
         throw new RpcException(RpcException.Code.ILLEGAL_STATE, "system call outside of a Ferry request handler");
+    }
+
+    static Boolean rrefForkRequest(int createdOn, long localId, int forkCreatedOn, long forkLocalId) {
+        agent().rrefs().onForkRequest(new GloballyUniqueId(createdOn, localId),
+                new GloballyUniqueId(forkCreatedOn, forkLocalId));
+        return Boolean.TRUE;
+    }
+
+    static Boolean rrefChildAccept(int forkCreatedOn, long forkLocalId) {
+        agent().rrefs().onChildAccept(new GloballyUniqueId(forkCreatedOn, forkLocalId));
+        return Boolean.TRUE;
+    }
+
+    static Boolean rrefUserDelete(int createdOn, long localId, int forkCreatedOn, long forkLocalId) {
+        agent().rrefs().onUserDelete(new GloballyUniqueId(createdOn, localId),
+                new GloballyUniqueId(forkCreatedOn, forkLocalId));
+        return Boolean.TRUE;
+    }
+
+    /** The owner's value for a user's {@code toHere()}, sent when the value is set. */
+    @AsyncExecution
+    static RpcFuture<Object> rrefFetch(int createdOn, long localId) {
+        return agent().rrefs().valueForFetch(new GloballyUniqueId(createdOn, localId));
+    }
+
+    /** Runs an interface method on the owner's value, for {@code RRef.proxy}. */
+    @AsyncExecution
+    static RpcFuture<Object> rrefInvokeInterface(RRef<?> rref, String type, String name, String descriptor,
+                                                 Object[] args) throws Exception {
+        if (!rref.isOwner()) {
+            throw new RpcException(RpcException.Code.UNKNOWN_RREF, rref + " is not owned by " + agent().self().name());
+        }
+        Method method = agent().interfaceMethod(type, name, descriptor);
+        Object value = rref.localValue();
+        Object result;
+        try {
+            result = method.invoke(value, args);
+        } catch (InvocationTargetException e) {
+            if (e.getCause() instanceof Error error) {
+                throw error;
+            }
+            throw (Exception) e.getCause();
+        }
+        if (result instanceof RpcFuture<?> future) {
+            @SuppressWarnings("unchecked")
+            RpcFuture<Object> pending = (RpcFuture<Object>) future;
+            return pending;
+        }
+        if (result instanceof CompletionStage<?> stage) {
+            return RpcFuture.fromCompletionStage(stage);
+        }
+        return RpcFuture.completed(result);
     }
 }

@@ -40,6 +40,29 @@ public final class FunctionResolver {
         return resolved;
     }
 
+    /**
+     * An interface method named by a peer (for RRef proxies), after the same policy check as
+     * functions. The method is then invoked on a value this worker owns.
+     */
+    public java.lang.reflect.Method interfaceMethod(String type, String name, String descriptor) {
+        String denial = policy.denialReason(type);
+        if (denial != null) {
+            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "cannot call " + type + "::" + name + ": " + denial);
+        }
+        try {
+            Class<?> owner = Class.forName(type, false, classLoader);
+            if (!owner.isInterface()) {
+                throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, type + " is not an interface");
+            }
+            MethodType methodType = MethodType.fromMethodDescriptorString(descriptor, classLoader);
+            return owner.getMethod(name, methodType.parameterArray());
+        } catch (ClassNotFoundException | TypeNotPresentException e) {
+            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "interface " + type + " is not on this worker's class path");
+        } catch (NoSuchMethodException e) {
+            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "no method " + name + descriptor + " in " + type);
+        }
+    }
+
     private FunctionInvoker doResolve(FunctionRef ref) {
         String denial = policy.denialReason(ref.className());
         if (denial != null) {

@@ -27,11 +27,29 @@ import java.util.function.Function;
  * <p>This class is thread-safe: it holds a pool of Fory instances.
  */
 public final class ObjectCodec {
+    /**
+     * The attachment of the codec encoding or decoding on this thread. Serializers that need
+     * per-agent state (RRefs) read it here: Fory may share serializer instances between its
+     * instances, so binding state into a serializer would mix agents living in one JVM.
+     */
+    private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
+
     private final ThreadSafeFory fory;
     private final int outOfBandThreshold;
+    private final Object attachment;
 
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
+        this(policy, extensions, outOfBandThreshold, registry -> { }, null);
+    }
+
+    /**
+     * With {@code internal}: registrations of Ferry's own, which may use reserved ids; and
+     * {@code attachment}: what serializers see as {@link #currentAttachment()} while this codec works.
+     */
+    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
+                       SerializationExtension internal, Object attachment) {
         this.outOfBandThreshold = outOfBandThreshold;
+        this.attachment = attachment;
         this.fory = new ForyBuilder()
                 .withXlang(false)
                 .withRefTracking(true)
@@ -44,6 +62,7 @@ public final class ObjectCodec {
                 .buildThreadSafeForyPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2));
         Registry registry = new Registry();
         WireTypes.registerAll(registry);
+        internal.register(registry);
         for (SerializationExtension extension : extensions) {
             registry.userMode = true;
             extension.register(registry);
@@ -54,6 +73,8 @@ public final class ObjectCodec {
     /** Encodes {@code value}; failures are {@link RpcException}s with code SERIALIZATION_ERROR. */
     public EncodedPayload encode(Object value) {
         List<BufferObject> outOfBand = new ArrayList<>(0);
+        Object previous = CURRENT.get();
+        CURRENT.set(attachment);
         try {
             byte[] inBand = fory.serialize(value, buffer -> {
                 if (buffer.totalBytes() >= outOfBandThreshold) {
@@ -63,9 +84,13 @@ public final class ObjectCodec {
                 return true;
             });
             return new EncodedPayload(inBand, outOfBand);
+        } catch (RpcException e) {
+            throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "cannot encode a value of type " + typeName(value) + ": " + e.getMessage(), e);
+        } finally {
+            CURRENT.set(previous);
         }
     }
 
@@ -73,6 +98,8 @@ public final class ObjectCodec {
      * Decodes a value. The buffers are only read during the call; nothing decoded aliases them.
      */
     public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand) {
+        Object previous = CURRENT.get();
+        CURRENT.set(attachment);
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
             // Always pass the list, even empty: streams written with a buffer callback require it.
@@ -81,10 +108,19 @@ public final class ObjectCodec {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
             }
             return fory.deserialize(stream, buffers);
+        } catch (RpcException e) {
+            throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "cannot decode a message: " + e.getMessage(), e);
+        } finally {
+            CURRENT.set(previous);
         }
+    }
+
+    /** The attachment of the codec working on this thread, or null outside encode and decode. */
+    public static Object currentAttachment() {
+        return CURRENT.get();
     }
 
     /** Decodes a value expected to be of {@code type}, failing clearly for anything else. */

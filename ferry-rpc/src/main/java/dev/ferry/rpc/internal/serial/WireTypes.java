@@ -19,6 +19,8 @@ public final class WireTypes {
             helloType()               // 305
     );
     private static final int FIRST_ID = 300;
+    /** The id of {@code RRef}, whose serializer is bound to each agent's RRef context. */
+    public static final int RREF_ID = 399;
 
     private WireTypes() {
     }

@@ -1,0 +1,281 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.internal.rref.OwnerState;
+import dev.ferry.rpc.internal.rref.RRefContext;
+import dev.ferry.rpc.internal.rref.RRefFactory;
+import dev.ferry.rpc.internal.rref.UserState;
+
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A remote reference: a value that lives on one worker (its owner), usable from any worker of the
+ * group (PyTorch's {@code RRef}). Create one with {@code remote(...)} (the value is made on the
+ * callee) or {@link RpcAgent#rref} (a local value, to share); pass it in arguments and results of
+ * calls, nested in collections and records too. The value lives as long as some worker holds a
+ * reference to it, and no longer: Ferry counts references across the group.
+ *
+ * <pre>{@code
+ * RRef<Counter> counter = agent.to("worker1").remote(Counter::new, 10);   // created on worker1
+ * counter.rpcSync(Counter::add, 5);                  // runs counter.add(5) on worker1
+ * int value = counter.rpcSync(Counter::value);       // 15
+ * Counter copy = counter.toHere();                   // a copy of the value, here
+ * agent.rpcSync("worker2", Ops::useCounter, counter); // worker2 gets its own reference
+ * counter.close();                                   // release (the GC would, eventually)
+ * }</pre>
+ *
+ * <p>Release references with {@link #close()} (try-with-resources); a reference that becomes
+ * unreachable is released by the garbage collector as a safety net. An error or timeout while the
+ * owner made the value is raised by the next use ({@link #toHere()}, a call, passing it on).
+ * RRefs can only travel inside Ferry calls of the agent that made them.
+ *
+ * <p>This class is thread-safe.
+ *
+ * @param <T> the type of the referenced value
+ */
+public final class RRef<T> implements AutoCloseable {
+    static {
+        RRefFactory.setAccess(new RRefFactory.Access() {
+            @Override
+            public RRef<?> owner(RRefContext context, OwnerState state) {
+                return new RRef<>(context, state, null);
+            }
+
+            @Override
+            public RRef<?> user(RRefContext context, UserState state) {
+                return new RRef<>(context, null, state);
+            }
+
+            @Override
+            public Object stateOf(RRef<?> rref) {
+                return rref.owned != null ? rref.owned : rref.user;
+            }
+
+            @Override
+            public RRefContext contextOf(RRef<?> rref) {
+                return rref.context;
+            }
+        });
+    }
+
+    private final RRefContext context;
+    private final OwnerState owned;
+    private final UserState user;
+
+    private RRef(RRefContext context, OwnerState owned, UserState user) {
+        this.context = context;
+        this.owned = owned;
+        this.user = user;
+    }
+
+    /** A reference to a local value, owned by the current agent ({@link Rpc#current()}). */
+    public static <T> RRef<T> of(T value) {
+        return Rpc.current().rref(value);
+    }
+
+    RRefContext context() {
+        return context;
+    }
+
+    /** True on the worker that owns the value. */
+    public boolean isOwner() {
+        return owned != null;
+    }
+
+    /** The worker that owns the value. */
+    public WorkerInfo owner() {
+        return owned != null ? context.self() : user.owner();
+    }
+
+    public String ownerName() {
+        return owner().name();
+    }
+
+    /** The id of the referenced value, the same on every worker. */
+    public GloballyUniqueId rrefId() {
+        return owned != null ? owned.id() : user.rrefId();
+    }
+
+    /**
+     * True once the owner knows of this reference (always on the owner). A reference received as
+     * a call argument is always confirmed before the function runs.
+     */
+    public boolean confirmedByOwner() {
+        return owned != null || context.isConfirmed(user);
+    }
+
+    /**
+     * The value itself, on the owner: blocks until it has been made and rethrows the error that
+     * making it raised. On any other worker this is an error; use {@link #toHere()}.
+     */
+    @SuppressWarnings("unchecked")
+    public T localValue() {
+        if (owned == null) {
+            throw new RpcException(RpcException.Code.UNKNOWN_RREF, "For " + describeUser() + ", can't call localValue()"
+                    + " on user " + context.self() + ". Call it on owner " + user.owner());
+        }
+        return (T) RRefContext.localValue(owned);
+    }
+
+    /** A copy of the value, fetched from the owner with the default timeout (on the owner: the value). */
+    public T toHere() {
+        return toHere(null);
+    }
+
+    /** Like {@link #toHere()} with a timeout; {@link Duration#ZERO} means none. */
+    @SuppressWarnings("unchecked")
+    public T toHere(Duration timeout) {
+        if (owned != null) {
+            return localValue();
+        }
+        checkUsable("to_here()");
+        T value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
+        // The creator's own reference is confirmed by the creation call's answer, which may come
+        // after the value: wait for it, so a failed or timed-out creation is reported here.
+        RpcFuture.fromCompletionStage(user.confirmation()).await();
+        checkUsable("to_here()");
+        return value;
+    }
+
+    /** Calls through this reference with a timeout instead of the agent's default. */
+    public RRefCalls<T> withTimeout(Duration timeout) {
+        return new RRefCalls<>(this, Objects.requireNonNull(timeout, "timeout"));
+    }
+
+    private RRefCalls<T> calls() {
+        return new RRefCalls<>(this, null);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <R> R rpcSync(RpcFunction1<? super T, R> method) {
+        return calls().rpcSync(method);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <R> RpcFuture<R> rpcAsync(RpcFunction1<? super T, R> method) {
+        return calls().rpcAsync(method);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <R> RRef<R> remote(RpcFunction1<? super T, R> method) {
+        return calls().remote(method);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, R> R rpcSync(RpcFunction2<? super T, A, R> method, A a) {
+        return calls().rpcSync(method, a);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, R> RpcFuture<R> rpcAsync(RpcFunction2<? super T, A, R> method, A a) {
+        return calls().rpcAsync(method, a);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, R> RRef<R> remote(RpcFunction2<? super T, A, R> method, A a) {
+        return calls().remote(method, a);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, R> R rpcSync(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return calls().rpcSync(method, a, b);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, R> RpcFuture<R> rpcAsync(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return calls().rpcAsync(method, a, b);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, R> RRef<R> remote(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return calls().remote(method, a, b);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, R> R rpcSync(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return calls().rpcSync(method, a, b, c);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, R> RpcFuture<R> rpcAsync(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return calls().rpcAsync(method, a, b, c);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, R> RRef<R> remote(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return calls().remote(method, a, b, c);
+    }
+    /**
+     * A dynamic proxy implementing {@code type} whose methods run on the value where it lives,
+     * synchronously (PyTorch's {@code rref.rpc_sync().method(...)}). The value must implement the
+     * interface; each method is resolved once and may be called many times.
+     *
+     * <pre>{@code
+     * CounterApi api = counter.proxy(CounterApi.class);
+     * api.add(5);
+     * }</pre>
+     */
+    public <I> I proxy(Class<I> type) {
+        return proxy(type, null);
+    }
+
+    /** Like {@link #proxy(Class)}, each call with {@code timeout}. */
+    public <I> I proxy(Class<I> type, Duration timeout) {
+        if (!type.isInterface()) {
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, type.getName() + " is not an interface");
+        }
+        InvocationHandler handler = (proxy, method, args) -> {
+            if (method.getDeclaringClass() == Object.class) {
+                return switch (method.getName()) {
+                    case "toString" -> "Proxy(" + type.getSimpleName() + " of " + this + ")";
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "equals" -> proxy == args[0];
+                    default -> throw new UnsupportedOperationException(method.getName());
+                };
+            }
+            return context.host().callInterfaceMethod(this, method, args == null ? new Object[0] : args, timeout);
+        };
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, handler));
+    }
+
+    /** Throws the recorded creation failure, or a deleted-reference error, if there is one. */
+    void checkUsable(String operation) {
+        if (user == null) {
+            return;
+        }
+        RpcException creation = user.creationError();
+        if (creation != null) {
+            throw creation.rethrowable();
+        }
+        if (context.isDeleted(user)) {
+            throw new RpcException(RpcException.Code.UNKNOWN_RREF, describeUser()
+                    + " has been deleted. Cannot call " + operation + " on it after deletion.");
+        }
+    }
+
+    /**
+     * Releases this reference: the owner is told once it has confirmed it and every reference
+     * handed on from here has been accepted. Idempotent; a no-op on the owner's own handle.
+     */
+    @Override
+    public void close() {
+        if (user != null) {
+            context.release(user);
+        }
+    }
+
+    private String describeUser() {
+        return "UserRRef(rref_id=" + user.rrefId() + ", fork_id=" + user.forkId() + ")";
+    }
+
+    @Override
+    public String toString() {
+        if (owned != null) {
+            return "OwnerRRef(" + owned.id() + ")";
+        }
+        return "UserRRef(RRefId = " + user.rrefId() + ", ForkId = " + user.forkId() + ")";
+    }
+}

@@ -1,0 +1,85 @@
+package dev.ferry.rpc;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Calls on the value an {@link RRef} refers to, run where the value lives (its owner), with the
+ * options of this view. The value is the receiver of the method: {@code Counter::add} runs
+ * {@code value.add(...)} on the owner. Obtained from {@link RRef#withTimeout}; immutable.
+ *
+ * <pre>{@code
+ * RRef<Counter> counter = agent.to("worker1").remote(Counter::new, 0);
+ * int now = counter.withTimeout(Duration.ofSeconds(1)).rpcSync(Counter::add, 5);
+ * }</pre>
+ *
+ * @param <T> the type of the referenced value
+ */
+public final class RRefCalls<T> {
+    private final RRef<T> rref;
+    private final Duration timeout;
+
+    RRefCalls(RRef<T> rref, Duration timeout) {
+        this.rref = Objects.requireNonNull(rref, "rref");
+        this.timeout = timeout;
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <R> R rpcSync(RpcFunction1<? super T, R> method) {
+        return rpcAsync(method).await();
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <R> RpcFuture<R> rpcAsync(RpcFunction1<? super T, R> method) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <R> RRef<R> remote(RpcFunction1<? super T, R> method) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, R> R rpcSync(RpcFunction2<? super T, A, R> method, A a) {
+        return rpcAsync(method, a).await();
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, R> RpcFuture<R> rpcAsync(RpcFunction2<? super T, A, R> method, A a) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref, a}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, R> RRef<R> remote(RpcFunction2<? super T, A, R> method, A a) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, R> R rpcSync(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return rpcAsync(method, a, b).await();
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, R> RpcFuture<R> rpcAsync(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref, a, b}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, R> RRef<R> remote(RpcFunction3<? super T, A, B, R> method, A a, B b) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, R> R rpcSync(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return rpcAsync(method, a, b, c).await();
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, R> RpcFuture<R> rpcAsync(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref, a, b, c}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, R> RRef<R> remote(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b, c}, timeout);
+    }}

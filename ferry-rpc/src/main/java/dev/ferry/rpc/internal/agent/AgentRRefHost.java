@@ -1,0 +1,144 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.RemoteFunction;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFunction2;
+import dev.ferry.rpc.RpcFunction4;
+import dev.ferry.rpc.RpcFunction5;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.rref.RRefHost;
+import dev.ferry.rpc.internal.serial.FunctionRef;
+import dev.ferry.rpc.internal.serial.FunctionRefs;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.HeaderKey;
+
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Method;
+import java.time.Duration;
+
+/**
+ * The agent's side of the RRef protocol: sends its control messages and the calls that create
+ * RRefs or run methods on their values. Creation and receiver substitution ride on ordinary calls,
+ * marked by header entries that {@link IncomingCalls} acts on:
+ *
+ * <pre>
+ *   ferry-rref-create   = "createdOn,localId,forkCreatedOn,forkLocalId"  the result becomes that RRef's value
+ *   ferry-rref-receiver = "1"                                            argument 0 (an RRef) is replaced by its value
+ * </pre>
+ */
+final class AgentRRefHost implements RRefHost {
+    static final HeaderKey<String> CREATE = HeaderKey.ofString("ferry-rref-create");
+    static final HeaderKey<String> RECEIVER = HeaderKey.ofString("ferry-rref-receiver");
+
+    private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
+    private static final RpcFunction2<Integer, Long, Boolean> CHILD_ACCEPT = SystemCalls::rrefChildAccept;
+    private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> USER_DELETE = SystemCalls::rrefUserDelete;
+    private static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
+    private static final RpcFunction5<RRef<?>, String, String, String, Object[], RpcFuture<Object>> INTERFACE_CALL =
+            SystemCalls::rrefInvokeInterface;
+
+    private final DefaultRpcAgent agent;
+
+    AgentRRefHost(DefaultRpcAgent agent) {
+        this.agent = agent;
+    }
+
+    @Override
+    public WorkerInfo self() {
+        return agent.self();
+    }
+
+    @Override
+    public WorkerInfo worker(int id) {
+        return agent.directory().byId(id);
+    }
+
+    @Override
+    public RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        return agent.invokeSystem(owner, FORK_REQUEST,
+                new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);
+    }
+
+    @Override
+    public RpcFuture<Object> sendChildAccept(WorkerInfo parent, GloballyUniqueId forkId) {
+        return agent.invokeSystem(parent, CHILD_ACCEPT, new Object[] {forkId.createdOn(), forkId.localId()}, null);
+    }
+
+    @Override
+    public RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        return agent.invokeSystem(owner, USER_DELETE,
+                new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
+        // the fetch function is asynchronous: its reply arrives as a completed future of the value
+        return agent.invokeSystem(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
+                .thenCompose(value -> (RpcFuture<Object>) value);
+    }
+
+    @Override
+    public <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(method), args, timeout,
+                CallHeaders.empty().with(RECEIVER, "1"));
+    }
+
+    @Override
+    public <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return remote(rref.owner(), FunctionRefs.of(method), args, timeout, true);
+    }
+
+    @Override
+    public Object callInterfaceMethod(RRef<?> rref, Method method, Object[] args, Duration timeout) {
+        String descriptor = MethodType.methodType(method.getReturnType(), method.getParameterTypes())
+                .toMethodDescriptorString();
+        RpcFuture<Object> reply = agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(INTERFACE_CALL),
+                new Object[] {rref, method.getDeclaringClass().getName(), method.getName(), descriptor, args},
+                timeout, CallHeaders.empty());
+        Object value = ((RpcFuture<?>) reply.await()).await();
+        return new FunctionRef(method.getDeclaringClass().getName(), method.getName(), descriptor, 0, new Object[0])
+                .asDeclaredResult(value);
+    }
+
+    /** Starts {@code remote()}: the reference is returned at once, its value made on the callee. */
+    @SuppressWarnings("unchecked")
+    <R> RRef<R> remote(WorkerInfo callee, FunctionRef function, Object[] args, Duration timeout, boolean onValue) {
+        GloballyUniqueId rrefId = agent.rrefs().nextId();
+        boolean self = callee.equals(agent.self());
+        GloballyUniqueId forkId = self ? rrefId : agent.rrefs().nextId();
+        RRef<?> rref = self ? agent.rrefs().newSelfOwner(rrefId) : agent.rrefs().newCreatorUser(callee, rrefId, forkId);
+        CallHeaders headers = CallHeaders.empty().with(CREATE, rrefId.createdOn() + "," + rrefId.localId() + ","
+                + forkId.createdOn() + "," + forkId.localId());
+        if (onValue) {
+            headers = headers.with(RECEIVER, "1");
+        }
+        RpcFuture<Object> created;
+        try {
+            created = agent.invokeWithHeaders(callee, function, args, timeout, headers);
+        } catch (RpcException e) {
+            agent.rrefs().creationAnswered(rref, e);
+            throw e;
+        }
+        created.addDoneCallback(done -> agent.rrefs().creationAnswered(rref, done.failed() ? done.exceptionNow() : null));
+        return (RRef<R>) rref;
+    }
+
+    /** Parses a {@link #CREATE} header: the RRef id and the fork id. */
+    static GloballyUniqueId[] parseCreate(String value) {
+        String[] parts = value.split(",");
+        if (parts.length != 4) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "malformed RRef creation header '" + value + "'");
+        }
+        try {
+            return new GloballyUniqueId[] {
+                new GloballyUniqueId(Integer.parseInt(parts[0]), Long.parseLong(parts[1])),
+                new GloballyUniqueId(Integer.parseInt(parts[2]), Long.parseLong(parts[3]))};
+        } catch (NumberFormatException e) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "malformed RRef creation header '" + value + "'");
+        }
+    }
+}

@@ -1,0 +1,508 @@
+package dev.ferry.rpc.internal.rref;
+
+import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.ref.Cleaner;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One worker's side of the RRef reference-counting protocol (PyTorch's {@code RRefContext}):
+ * the RRefs it owns with their known forks, its users awaiting confirmation, and the forks it
+ * handed on that are not yet accepted.
+ *
+ * <pre>
+ *  sender (fork)                      receiver                         owner
+ *  owner  → user:  fork registered at once; the receiver's user is confirmed, no messages
+ *  user   → owner: parent keeps a pending child  ── CHILD_ACCEPT ◀── receiver (resolves to the value)
+ *  user   → user:  parent keeps a pending child;  receiver ── FORK_REQUEST ──▶ owner adds the fork
+ *                                                 receiver ◀────── ack ──────
+ *                  parent ◀── CHILD_ACCEPT ────── receiver
+ *  user released (close, GC, shutdown) and confirmed and no pending children ── USER_DELETE ──▶ owner
+ * </pre>
+ *
+ * The two guarantees follow: the owner drops a value only when its last known fork is deleted,
+ * and a fork is known to the owner before the user that handed it on can delete its own.
+ *
+ * <p>This class is thread-safe; state changes happen under its lock, messages are sent outside it.
+ */
+public final class RRefContext {
+    private static final Logger log = LoggerFactory.getLogger(RRefContext.class);
+    private static final Cleaner CLEANER = Cleaner.create(runnable -> {
+        Thread thread = new Thread(runnable, "rref-cleaner");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private static final ThreadLocal<List<CompletableFuture<Void>>> RECORDING = new ThreadLocal<>();
+
+    private final RRefHost host;
+    private final AtomicLong nextLocalId = new AtomicLong();
+    private final Map<GloballyUniqueId, OwnerState> owners = new HashMap<>();
+    private final Map<GloballyUniqueId, UserState> pendingUsers = new HashMap<>();
+    private final Map<GloballyUniqueId, UserState> pendingChildren = new HashMap<>();
+    private final Set<UserState> liveUsers = Collections.newSetFromMap(new IdentityHashMap<>());
+    private final AtomicInteger controlInFlight = new AtomicInteger();
+    private final Object quiet = new Object();
+    private boolean closed;
+
+    public RRefContext(RRefHost host) {
+        this.host = host;
+    }
+
+    public GloballyUniqueId nextId() {
+        return new GloballyUniqueId(host.self().id(), nextLocalId.getAndIncrement());
+    }
+
+    // ---- creation -------------------------------------------------------------------------
+
+    /** A handle on a local value; it enters the owner table only when first shared. */
+    public RRef<?> ownLocal(Object value) {
+        OwnerState state = new OwnerState(nextId());
+        state.created = true;
+        state.setValue(value);
+        return RRefFactory.access().owner(this, state);
+    }
+
+    /** The creator's user RRef for a {@code remote()} call to another worker. */
+    public RRef<?> newCreatorUser(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        UserState state = new UserState(rrefId, forkId, owner);
+        synchronized (this) {
+            pendingUsers.put(forkId, state);
+            liveUsers.add(state);
+        }
+        RRef<?> rref = RRefFactory.access().user(this, state);
+        CLEANER.register(rref, () -> release(state));
+        return rref;
+    }
+
+    /** The owner handle of a {@code remote()} call to this same worker, kept alive by a self fork. */
+    public RRef<?> newSelfOwner(GloballyUniqueId rrefId) {
+        OwnerState state;
+        synchronized (this) {
+            state = owners.computeIfAbsent(rrefId, OwnerState::new);
+            state.created = true;
+            state.forks.add(rrefId);
+        }
+        return RRefFactory.access().owner(this, state);
+    }
+
+    /** On the owner, when a {@code remote()} request arrives: the state its result goes into. */
+    public OwnerState ownerForCreation(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        synchronized (this) {
+            OwnerState state = owners.computeIfAbsent(rrefId, OwnerState::new);
+            state.created = true;
+            if (!forkId.equals(rrefId)) {
+                state.forks.add(forkId);
+            }
+            return state;
+        }
+    }
+
+    /** The creator learned how its {@code remote()} call ended: confirm, or record the failure. */
+    public void creationAnswered(RRef<?> rref, Throwable failure) {
+        Object state = RRefFactory.access().stateOf(rref);
+        if (state instanceof UserState user) {
+            if (failure != null) {
+                user.creationError = creationFailure(failure);
+                // A timed-out creation may still have happened on the owner (the delete that
+                // follows on the same connection finds it); one that failed here never left.
+                user.neverSent = failure instanceof RpcException rpc && rpc.code() != RpcException.Code.TIMEOUT
+                        && rpc.code() != RpcException.Code.REMOTE_ERROR && rpc.code() != RpcException.Code.UNAVAILABLE;
+            }
+            confirm(user);
+        } else if (state instanceof OwnerState owner) {
+            if (failure != null) {
+                owner.setError(creationFailure(failure));
+            }
+            dropFork(owner.id, owner.id);
+        }
+    }
+
+    private static RpcException creationFailure(Throwable failure) {
+        if (failure instanceof RpcException rpc && rpc.code() == RpcException.Code.TIMEOUT) {
+            return new RpcException(RpcException.Code.TIMEOUT, "RRef creation via remote() timed out, and it is"
+                    + " possible that the RRef on the owner node does not exist: " + rpc.getMessage(), rpc);
+        }
+        if (failure instanceof RpcException rpc) {
+            return new RpcException(rpc.code(), "RRef creation via remote() failed: " + rpc.getMessage(), rpc);
+        }
+        return new RpcException(RpcException.Code.INTERNAL, "RRef creation via remote() failed: " + failure, failure);
+    }
+
+    // ---- sending an RRef (fork) -----------------------------------------------------------------
+
+    /** Called when an RRef is written into a message: creates the fork that message carries. */
+    public ForkData fork(RRef<?> rref) {
+        if (RRefFactory.access().contextOf(rref) != this) {
+            throw new RpcException(RpcException.Code.UNKNOWN_RREF, rref + " belongs to another agent than "
+                    + host.self().name() + "; an RRef can only be passed on by the worker that holds it");
+        }
+        Object state = RRefFactory.access().stateOf(rref);
+        GloballyUniqueId forkId = nextId();
+        int self = host.self().id();
+        if (state instanceof OwnerState owner) {
+            synchronized (this) {
+                checkOpen();
+                owners.putIfAbsent(owner.id, owner);
+                owner.forks.add(forkId); // registered early: the owner is the sender
+            }
+            return new ForkData(self, owner.id, forkId, self);
+        }
+        UserState user = (UserState) state;
+        if (user.creationError != null) {
+            throw user.creationError.rethrowable();
+        }
+        synchronized (this) {
+            if (user.deleteSent) {
+                throw new RpcException(RpcException.Code.UNKNOWN_RREF, describe(user)
+                        + " has been deleted. Cannot call fork an UserRRef after deletion.");
+            }
+            user.pendingChildren++;
+            pendingChildren.put(forkId, user);
+        }
+        return new ForkData(user.owner.id(), user.rrefId, forkId, self);
+    }
+
+    // ---- receiving an RRef ----------------------------------------------------------------------
+
+    /** Called when an RRef is read from a message: the handle this worker gets. */
+    public RRef<?> receive(ForkData fork) {
+        int self = host.self().id();
+        WorkerInfo parent = host.worker(fork.parentId());
+        if (fork.ownerId() == self) {
+            OwnerState owner;
+            synchronized (this) {
+                owner = owners.get(fork.rrefId());
+                if (owner == null) {
+                    throw new RpcException(RpcException.Code.UNKNOWN_RREF, "RRef " + fork.rrefId()
+                            + " arrived at its owner " + host.self().name() + ", which does not know it (deleted?)");
+                }
+                if (fork.parentId() == self) {
+                    removeFork(owner, fork.forkId()); // sent to itself: undo the early registration
+                }
+            }
+            if (fork.parentId() != self) {
+                sendControl(parent.name(), () -> host.sendChildAccept(parent, fork.forkId()));
+            }
+            return RRefFactory.access().owner(this, owner);
+        }
+        WorkerInfo owner = host.worker(fork.ownerId());
+        UserState user = new UserState(fork.rrefId(), fork.forkId(), owner);
+        RRef<?> rref = RRefFactory.access().user(this, user);
+        CLEANER.register(rref, () -> release(user));
+        synchronized (this) {
+            liveUsers.add(user);
+            if (fork.parentId() == fork.ownerId()) {
+                user.confirmed = true; // the owner registered this fork before sending it
+                user.confirmation.complete(null);
+                return rref;
+            }
+            pendingUsers.put(user.forkId, user);
+        }
+        List<CompletableFuture<Void>> recording = RECORDING.get();
+        if (recording != null) {
+            recording.add(user.confirmation);
+        }
+        sendControl(owner.name(), () -> host.sendForkRequest(owner, fork.rrefId(), fork.forkId()))
+                .addDoneCallback(done -> {
+                    if (done.failed()) {
+                        log.warn("{}: the owner did not confirm fork {} of {}: {}", host.self().name(), user.forkId,
+                                user.rrefId, done.exceptionNow().toString());
+                        user.creationError = new RpcException(RpcException.Code.UNAVAILABLE, "the owner "
+                                + owner.name() + " could not confirm " + describe(user), done.exceptionNow());
+                    }
+                    confirm(user);
+                    sendControl(parent.name(), () -> host.sendChildAccept(parent, user.forkId));
+                });
+        return rref;
+    }
+
+    /** Starts recording the forks decoded on this thread, so a request can wait for them. */
+    public static void startRecording() {
+        RECORDING.set(new ArrayList<>());
+    }
+
+    /** Stops recording; returns a future that completes when the recorded forks are confirmed. */
+    public static CompletableFuture<Void> finishRecording() {
+        List<CompletableFuture<Void>> recorded = RECORDING.get();
+        RECORDING.remove();
+        if (recorded == null || recorded.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.allOf(recorded.toArray(CompletableFuture[]::new));
+    }
+
+    // ---- control messages (owner and parent side) ----------------------------------------------------
+
+    /** Owner: a user handed the RRef to another user, who announces its fork. Idempotent. */
+    public void onForkRequest(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        synchronized (this) {
+            OwnerState owner = owners.get(rrefId);
+            if (owner == null) {
+                if (rrefId.createdOn() == host.self().id()) {
+                    throw new RpcException(RpcException.Code.UNKNOWN_RREF, "fork " + forkId + " of RRef " + rrefId
+                            + ": the owner " + host.self().name() + " does not know this RRef (deleted?)");
+                }
+                // the creation call may still be on its way: the fork request overtook it
+                owner = new OwnerState(rrefId);
+                owners.put(rrefId, owner);
+            }
+            if (!owner.forks.add(forkId)) {
+                log.debug("Ignoring duplicate request to add fork {} of RRef {}", forkId, rrefId);
+            }
+        }
+    }
+
+    /** Parent: the receiver of a fork this worker sent has it confirmed by the owner. */
+    public void onChildAccept(GloballyUniqueId forkId) {
+        UserState user;
+        synchronized (this) {
+            user = pendingChildren.remove(forkId);
+            if (user == null) {
+                log.debug("Ignoring duplicate request to delete child UserRRef with ForkId = {}", forkId);
+                return;
+            }
+            user.pendingChildren--;
+        }
+        maybeDelete(user);
+    }
+
+    /** Owner: a user released its fork. Unknown forks are logged and ignored (retries, bad input). */
+    public void onUserDelete(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        synchronized (this) {
+            OwnerState owner = owners.get(rrefId);
+            if (owner == null) {
+                log.warn("{}: delete of fork {} for an RRef {} this owner does not know: ignored",
+                        host.self().name(), forkId, rrefId);
+                return;
+            }
+            if (!owner.forks.contains(forkId)) {
+                log.warn("{}: delete of unknown fork {} of RRef {}: ignored", host.self().name(), forkId, rrefId);
+                return;
+            }
+            removeFork(owner, forkId);
+        }
+    }
+
+    /** Owner: the value of an RRef, for a user's {@code toHere()}; waits for its creation. */
+    public RpcFuture<Object> valueForFetch(GloballyUniqueId rrefId) {
+        synchronized (this) {
+            OwnerState owner = owners.get(rrefId);
+            if (owner == null) {
+                if (rrefId.createdOn() == host.self().id()) {
+                    throw new RpcException(RpcException.Code.UNKNOWN_RREF, "the owner " + host.self().name()
+                            + " does not know RRef " + rrefId + " (deleted?)");
+                }
+                owner = new OwnerState(rrefId); // the fetch overtook the creation call
+                owners.put(rrefId, owner);
+            }
+            return owner.value;
+        }
+    }
+
+    /** Owner: the state of an RRef it owns, for calls on the value; null if unknown. */
+    public synchronized OwnerState owned(GloballyUniqueId rrefId) {
+        return owners.get(rrefId);
+    }
+
+    // ---- release and deletion -----------------------------------------------------------------------
+
+    /** The user RRef is released (closed, collected, or shutdown). Idempotent. */
+    public void release(UserState user) {
+        synchronized (this) {
+            if (user.released) {
+                return;
+            }
+            user.released = true;
+        }
+        maybeDelete(user);
+    }
+
+    private void confirm(UserState user) {
+        synchronized (this) {
+            pendingUsers.remove(user.forkId);
+            user.confirmed = true;
+        }
+        user.confirmation.complete(null);
+        maybeDelete(user);
+    }
+
+    private void maybeDelete(UserState user) {
+        synchronized (this) {
+            if (!user.readyToDelete()) {
+                return;
+            }
+            user.deleteSent = true;
+            liveUsers.remove(user);
+            if (closed || user.neverSent) {
+                return; // a closed group, or an owner that never heard of this RRef
+            }
+        }
+        sendControl(user.owner.name(), () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
+    }
+
+    private void dropFork(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        synchronized (this) {
+            OwnerState owner = owners.get(rrefId);
+            if (owner != null) {
+                removeFork(owner, forkId);
+            }
+        }
+    }
+
+    /** Caller holds the lock. The owner table forgets an RRef whose last fork is gone. */
+    private void removeFork(OwnerState owner, GloballyUniqueId forkId) {
+        owner.forks.remove(forkId);
+        if (owner.forks.isEmpty()) {
+            owners.remove(owner.id);
+        }
+    }
+
+    private RpcFuture<Object> sendControl(String to, java.util.function.Supplier<RpcFuture<Object>> send) {
+        controlInFlight.incrementAndGet();
+        RpcFuture<Object> sent;
+        try {
+            sent = send.get();
+        } catch (RuntimeException e) {
+            controlDone();
+            log.warn("{}: RRef control message to {} failed: {}", host.self().name(), to, e.toString());
+            return RpcFuture.failed(e);
+        }
+        sent.addDoneCallback(done -> {
+            if (done.failed()) {
+                log.warn("{}: RRef control message to {} failed: {}", host.self().name(), to,
+                        done.exceptionNow().toString());
+            }
+            controlDone();
+        });
+        return sent;
+    }
+
+    private void controlDone() {
+        if (controlInFlight.decrementAndGet() == 0) {
+            synchronized (quiet) {
+                quiet.notifyAll();
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new RpcException(RpcException.Code.SHUTDOWN, "the RRef context of " + host.self().name() + " is closed");
+        }
+    }
+
+    // ---- shutdown and debugging -----------------------------------------------------------------------
+
+    /** Releases every live user RRef (PyTorch's graceful-shutdown cleanup); deletes follow. */
+    public void releaseAllUsers() {
+        List<UserState> users;
+        synchronized (this) {
+            users = new ArrayList<>(liveUsers);
+        }
+        users.forEach(this::release);
+    }
+
+    /** Application-visible RRef work still in flight: unconfirmed users, pending children, messages. */
+    public synchronized int busy() {
+        return pendingUsers.size() + pendingChildren.size() + controlInFlight.get();
+    }
+
+    /** Waits until no control message is in flight; zero timeout means no limit. */
+    public boolean awaitQuiet(Duration timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        long limit = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
+        synchronized (quiet) {
+            while (controlInFlight.get() > 0) {
+                long left = limit - (System.nanoTime() - start);
+                if (left <= 0) {
+                    return false;
+                }
+                quiet.wait(Math.max(1, Math.min(left / 1_000_000, 1_000)));
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Closes the context: users can no longer be used and no more deletes are sent. Returns one
+     * line per fork still known to this owner (the leak report; empty when nothing leaked).
+     */
+    public List<String> close() {
+        List<String> leaks = new ArrayList<>();
+        synchronized (this) {
+            closed = true;
+            for (OwnerState owner : owners.values()) {
+                for (GloballyUniqueId fork : owner.forks) {
+                    leaks.add("Leaking RRef " + owner.id + " with fork Id " + fork);
+                }
+            }
+            for (UserState user : liveUsers) {
+                user.deleteSent = true;
+            }
+            owners.clear();
+            pendingUsers.clear();
+            pendingChildren.clear();
+            liveUsers.clear();
+        }
+        return leaks;
+    }
+
+    public synchronized boolean isClosed() {
+        return closed;
+    }
+
+    /** Counters as PyTorch's {@code _rref_context_get_debug_info} names them. */
+    public synchronized Map<String, String> debugInfo() {
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("num_owner_rrefs", Integer.toString(owners.size()));
+        info.put("num_forks", Integer.toString(owners.values().stream().mapToInt(o -> o.forks.size()).sum()));
+        info.put("num_pending_users", Integer.toString(pendingUsers.size()));
+        info.put("num_pending_children", Integer.toString(pendingChildren.size()));
+        info.put("num_pending_futures", Integer.toString(controlInFlight.get()));
+        info.put("num_live_users", Integer.toString(liveUsers.size()));
+        return info;
+    }
+
+    public WorkerInfo self() {
+        return host.self();
+    }
+
+    public RRefHost host() {
+        return host;
+    }
+
+    /** The owner's value, for {@code localValue()}: waits until it is set, rethrows its error. */
+    public static Object localValue(OwnerState owner) {
+        return owner.value.await();
+    }
+
+    /** The state of a user RRef, for its handle's checks. */
+    public synchronized boolean isDeleted(UserState user) {
+        return user.deleteSent;
+    }
+
+    public synchronized boolean isConfirmed(UserState user) {
+        return user.confirmed;
+    }
+
+    static String describe(UserState user) {
+        return "UserRRef(rref_id=" + user.rrefId + ", fork_id=" + user.forkId + ")";
+    }
+}

@@ -1,0 +1,42 @@
+package dev.ferry.rpc.internal.rref;
+
+import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.RemoteFunction;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+
+/**
+ * What the RRef protocol needs from its agent: identities, and the three control messages, sent as
+ * Ferry's own calls (not counted as application work).
+ */
+public interface RRefHost {
+    WorkerInfo self();
+
+    /** The worker with this id; an exception if there is none. */
+    WorkerInfo worker(int id);
+
+    /** To the owner: a user received fork {@code forkId} from another user. */
+    RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
+
+    /** To the parent: the fork it sent is confirmed (or arrived at the owner). */
+    RpcFuture<Object> sendChildAccept(WorkerInfo parent, GloballyUniqueId forkId);
+
+    /** To the owner: this user released its fork. */
+    RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
+
+    /** Fetches a copy of the value of a user RRef from its owner ({@code toHere}). */
+    RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout);
+
+    /** Runs {@code method} on the owner with the RRef's value as receiver: args[0] is the RRef. */
+    <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
+
+    /** Like {@link #callOnValue} but the result stays on the owner: an RRef to it. */
+    <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
+
+    /** Runs an interface method on the owner's value (dynamic proxies); waits for the result. */
+    Object callInterfaceMethod(RRef<?> rref, Method method, Object[] args, Duration timeout);
+}
