@@ -56,6 +56,8 @@ final class IncomingCalls {
     private final AtomicInteger activeAsync = new AtomicInteger();
     private final Object quiet = new Object();
     private volatile boolean replying = true;
+    /** Set by a non-graceful shutdown: handlers are being interrupted. */
+    private volatile boolean abandoning;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs) {
@@ -245,6 +247,11 @@ final class IncomingCalls {
     }
 
     private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system) {
+        if (abandoning) {
+            // The caller should learn that this worker went away, not see our interruption.
+            failure = new RpcException(RpcException.Code.UNAVAILABLE, self.name() + " shut down while running "
+                    + info.function() + " for " + info.caller().name());
+        }
         log.warn("{} failed running request #{} ({}) from {}", self.name(), info.callId(), info.function(),
                 info.caller().name(), failure);
         EncodedPayload payload;
@@ -326,6 +333,7 @@ final class IncomingCalls {
         if (graceful) {
             executor.shutdown();
         } else {
+            abandoning = true;
             executor.shutdownNow();
         }
         awaitTermination();
