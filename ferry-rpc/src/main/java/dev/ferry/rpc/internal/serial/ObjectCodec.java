@@ -4,7 +4,6 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TypeRegistry;
 import org.apache.fory.Fory;
-import org.apache.fory.ThreadSafeFory;
 import org.apache.fory.config.ForyBuilder;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.resolver.TypeResolver;
@@ -24,7 +23,7 @@ import java.util.function.Function;
  * {@code outOfBandThreshold} bytes (primitive arrays, {@link ByteBuffer}s, custom buffer objects)
  * are kept out of the in-band stream.
  *
- * <p>This class is thread-safe: it holds a pool of Fory instances.
+ * <p>This class is thread-safe: it holds a pool of Fory instances ({@link ForyPool}).
  */
 public final class ObjectCodec {
     /**
@@ -34,7 +33,7 @@ public final class ObjectCodec {
      */
     private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
 
-    private final ThreadSafeFory fory;
+    private final ForyPool fory;
     private final int outOfBandThreshold;
     private final Object attachment;
 
@@ -50,16 +49,6 @@ public final class ObjectCodec {
                        SerializationExtension internal, Object attachment) {
         this.outOfBandThreshold = outOfBandThreshold;
         this.attachment = attachment;
-        this.fory = new ForyBuilder()
-                .withXlang(false)
-                .withRefTracking(true)
-                .requireClassRegistration(false)
-                .suppressClassRegistrationWarnings(true)
-                .withTypeChecker(policy)
-                .withAsyncCompilation(false)
-                .withMaxDepth(256)
-                .withName("ferry")
-                .buildThreadSafeForyPool(Math.max(4, Runtime.getRuntime().availableProcessors() * 2));
         Registry registry = new Registry();
         WireTypes.registerAll(registry);
         internal.register(registry);
@@ -67,7 +56,15 @@ public final class ObjectCodec {
             registry.userMode = true;
             extension.register(registry);
         }
-        fory.registerCallback(registry.apply());
+        this.fory = new ForyPool(new ForyBuilder()
+                .withXlang(false)
+                .withRefTracking(true)
+                .requireClassRegistration(false)
+                .suppressClassRegistrationWarnings(true)
+                .withTypeChecker(policy)
+                .withAsyncCompilation(false)
+                .withMaxDepth(256)
+                .withName("ferry"), registry.apply());
     }
 
     /** Encodes {@code value}; failures are {@link RpcException}s with code SERIALIZATION_ERROR. */
@@ -76,13 +73,13 @@ public final class ObjectCodec {
         Object previous = CURRENT.get();
         CURRENT.set(attachment);
         try {
-            byte[] inBand = fory.serialize(value, buffer -> {
+            byte[] inBand = fory.execute(f -> f.serialize(value, buffer -> {
                 if (buffer.totalBytes() >= outOfBandThreshold) {
                     outOfBand.add(buffer);
                     return false;
                 }
                 return true;
-            });
+            }));
             return new EncodedPayload(inBand, outOfBand);
         } catch (RpcException e) {
             throw e;
@@ -107,7 +104,7 @@ public final class ObjectCodec {
             for (ByteBuffer buffer : outOfBand) {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
             }
-            return fory.deserialize(stream, buffers);
+            return fory.execute(f -> f.deserialize(stream, buffers));
         } catch (RpcException e) {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {

@@ -1,0 +1,111 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+@Timeout(180)
+class RRefLifecycleTest {
+
+    private static long usedHeapAfterGc() {
+        Runtime runtime = Runtime.getRuntime();
+        System.gc();
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+
+    private static int debug(RpcAgent agent, String key) {
+        return Integer.parseInt(agent.getDebugInfo().get("rref." + key));
+    }
+
+    @Test
+    void gracefulShutdownReleasesHeldReferencesAndLaterUseFailsClearly() {
+        LocalCluster cluster = LocalCluster.start(3);
+        RRef<Counter> held = cluster.agent(0).to(1).remote(Counter::new, 1);
+        RRef<Integer> shared = cluster.agent(2).rref(7);
+        cluster.agent(2).rpcSync("worker0", Ops::identity, shared);
+        assertThat(held.toHere().value()).isEqualTo(1);
+        cluster.close(); // graceful: held references are released first, so nothing leaks
+        for (RpcAgent agent : cluster.agents()) {
+            assertThat(agent.isRunning()).isFalse();
+        }
+        assertThatThrownBy(held::toHere).isInstanceOf(RpcException.class)
+                .hasMessageContaining("Cannot call to_here() on it after deletion");
+    }
+
+    @Test
+    void debugInfoFollowsTheProtocol() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            RpcAgent w0 = cluster.agent(0);
+            RpcAgent w1 = cluster.agent(1);
+            RRef<Integer> local = w0.rref(1);
+            assertThat(debug(w0, "num_owner_rrefs")).isZero(); // not shared yet
+            RRef<Integer> remote = w0.remote("worker1", Ops::noop, 3);
+            assertThat(remote.toHere()).isEqualTo(3);
+            assertThat(debug(w0, "num_pending_users")).isZero();
+            assertThat(debug(w1, "num_owner_rrefs")).isEqualTo(1);
+            assertThat(debug(w1, "num_forks")).isEqualTo(1);
+            // a user shares with another user: the owner learns of the new fork
+            w0.rpcSync("worker2", Counter::sumOfRRefs, List.of(remote, local));
+            remote.close();
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                System.gc();
+                return debug(w1, "num_owner_rrefs") == 0 && debug(w0, "num_owner_rrefs") == 0;
+            });
+        }
+    }
+
+    /**
+     * Three workers create RRefs on each other, fork them around and drop them in random order;
+     * at the end no owner holds a value, and memory is flat.
+     */
+    @Test
+    void stressCreateForkAndDropInRandomOrder() {
+        int total = Integer.getInteger("ferry.stress.rrefs", 100_000);
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            long heapBefore = usedHeapAfterGc();
+            List<RpcFuture<Integer>> rounds = cluster.onEach(agent -> {
+                Random random = new Random(agent.getWorkerInfo().id());
+                List<RRef<Integer>> live = new ArrayList<>();
+                List<RpcFuture<Integer>> pending = new ArrayList<>();
+                int created = 0;
+                while (created < total / 3) {
+                    int owner = random.nextInt(3);
+                    live.add(agent.to(owner).remote(Ops::noop, created++));
+                    if (random.nextInt(4) == 0) {
+                        // fork: hand one of ours to a random worker, which reads it
+                        RRef<Integer> some = live.get(random.nextInt(live.size()));
+                        pending.add(agent.to(random.nextInt(3)).rpcAsync(Counter::addToRRef, some, 0));
+                    }
+                    if (live.size() > 64) {
+                        live.remove(random.nextInt(live.size())).close();
+                    }
+                    if (pending.size() > 64) {
+                        RpcFuture.waitAll(pending);
+                        pending.clear();
+                    }
+                }
+                RpcFuture.waitAll(pending);
+                java.util.Collections.shuffle(live, random);
+                live.forEach(RRef::close);
+                return RpcFuture.completed(created);
+            });
+            assertThat(rounds.stream().mapToInt(RpcFuture::await).sum()).isGreaterThanOrEqualTo(total - 3);
+            await().atMost(Duration.ofSeconds(60)).until(() -> {
+                System.gc();
+                return cluster.agents().stream().allMatch(a -> debug(a, "num_owner_rrefs") == 0
+                        && debug(a, "num_pending_users") == 0 && debug(a, "num_pending_children") == 0);
+            });
+            // flat memory: what 100,000 RRefs left behind is far below what they would weigh if kept
+            assertThat(usedHeapAfterGc() - heapBefore).isLessThan(64L << 20);
+        }
+    }
+}
