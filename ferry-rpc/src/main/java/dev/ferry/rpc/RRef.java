@@ -243,17 +243,7 @@ public final class RRef<T> implements AutoCloseable {
 
     /** Throws the recorded creation failure, or a deleted-reference error, if there is one. */
     void checkUsable(String operation) {
-        if (user == null) {
-            return;
-        }
-        RpcException creation = user.creationError();
-        if (creation != null) {
-            throw creation.rethrowable();
-        }
-        if (context.isDeleted(user)) {
-            throw new RpcException(RpcException.Code.UNKNOWN_RREF, describeUser()
-                    + " has been deleted. Cannot call " + operation + " on it after deletion.");
-        }
+        context.checkUsable(this, operation);
     }
 
     /**

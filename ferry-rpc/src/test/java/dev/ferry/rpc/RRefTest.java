@@ -122,6 +122,17 @@ class RRefTest {
         assertThat(w(0).rpcSync("worker1", Counter::sumOfRRefs, refs)).isEqualTo(6);
     }
 
+    record Holder(String label, RRef<Integer> ref) {
+    }
+
+    @Test
+    void rrefsInsideRecords() {
+        Holder holder = new Holder("x", w(0).remote("worker1", Ops::noop, 41));
+        Holder back = (Holder) w(0).rpcSync("worker2", Ops::identity, holder);
+        assertThat(back.label()).isEqualTo("x");
+        assertThat(back.ref().toHere()).isEqualTo(41);
+    }
+
     @Test
     void forwardChainThroughManyHops() {
         RRef<Integer> rref = w(0).remote("worker1", Ops::add, 1, 1);
@@ -160,6 +171,7 @@ class RRefTest {
             assertThat(e).hasMessageContaining("RRef creation via remote() timed out");
         });
         assertThatThrownBy(() -> w(0).rpcSync("worker2", Ops::identity, slow)).hasMessageContaining("RRef creation");
+        assertThatThrownBy(() -> slow.rpcSync(Object::toString)).hasMessageContaining("RRef creation");
     }
 
     @Test

@@ -40,6 +40,9 @@ final class AgentRRefHost implements RRefHost {
     private static final RpcFunction5<RRef<?>, String, String, String, Object[], RpcFuture<Object>> INTERFACE_CALL =
             SystemCalls::rrefInvokeInterface;
 
+    /** Proxy methods are resolved once: their descriptors are cached. */
+    private static final java.util.Map<Method, String> DESCRIPTORS = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final DefaultRpcAgent agent;
 
     AgentRRefHost(DefaultRpcAgent agent) {
@@ -83,19 +86,22 @@ final class AgentRRefHost implements RRefHost {
 
     @Override
     public <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        agent.rrefs().checkUsable(rref, "a call on its value");
         return agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(method), args, timeout,
                 CallHeaders.empty().with(RECEIVER, "1"));
     }
 
     @Override
     public <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        agent.rrefs().checkUsable(rref, "a call on its value");
         return remote(rref.owner(), FunctionRefs.of(method), args, timeout, true);
     }
 
     @Override
     public Object callInterfaceMethod(RRef<?> rref, Method method, Object[] args, Duration timeout) {
-        String descriptor = MethodType.methodType(method.getReturnType(), method.getParameterTypes())
-                .toMethodDescriptorString();
+        agent.rrefs().checkUsable(rref, "a call on its value");
+        String descriptor = DESCRIPTORS.computeIfAbsent(method, m -> MethodType.methodType(m.getReturnType(),
+                m.getParameterTypes()).toMethodDescriptorString());
         RpcFuture<Object> reply = agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(INTERFACE_CALL),
                 new Object[] {rref, method.getDeclaringClass().getName(), method.getName(), descriptor, args},
                 timeout, CallHeaders.empty());

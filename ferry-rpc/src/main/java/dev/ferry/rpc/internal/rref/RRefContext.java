@@ -493,6 +493,19 @@ public final class RRefContext {
         return owner.value.await();
     }
 
+    /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */
+    public void checkUsable(RRef<?> rref, String operation) {
+        if (RRefFactory.access().stateOf(rref) instanceof UserState user) {
+            if (user.creationError != null) {
+                throw user.creationError.rethrowable();
+            }
+            if (isDeleted(user)) {
+                throw new RpcException(RpcException.Code.UNKNOWN_RREF, describe(user)
+                        + " has been deleted. Cannot call " + operation + " on it after deletion.");
+            }
+        }
+    }
+
     /** The state of a user RRef, for its handle's checks. */
     public synchronized boolean isDeleted(UserState user) {
         return user.deleteSent;
