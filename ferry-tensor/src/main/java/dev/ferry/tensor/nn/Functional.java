@@ -50,6 +50,35 @@ public final class Functional {
         return x.mul(keep).div(1 - p);
     }
 
+    /**
+     * Looks up rows of {@code weight} [num, dim] for integer {@code indices} of any shape; the
+     * result has shape {@code indices.shape + [dim]}. The gradient of a row is the sum of the
+     * gradients of every place it was picked, except for {@code paddingIdx} (null for none),
+     * which gets no gradient, as in {@code torch.nn.functional.embedding}.
+     */
+    public static Tensor embedding(Tensor indices, Tensor weight, Integer paddingIdx) {
+        if (indices.dtype() != DType.INT64 && indices.dtype() != DType.INT32) {
+            throw new IllegalArgumentException("Expected tensor for argument #1 'indices' to have one of the following"
+                    + " scalar types: Long, Int; but got " + indices.dtype() + " instead (while checking arguments"
+                    + " for embedding)");
+        }
+        if (weight.dim() != 2) {
+            throw new IllegalArgumentException("'weight' must be 2-D, got shape " + Arrays.toString(weight.shape()));
+        }
+        Tensor flat = indices.reshape(-1);
+        Tensor rows = weight.indexSelect(0, flat);
+        if (paddingIdx != null) {
+            // Same values, but rows picked by the padding index come from a detached copy: their
+            // gradient stops here, so the padding row is never updated.
+            int pad = paddingIdx < 0 ? paddingIdx + weight.size(0) : paddingIdx;
+            Tensor learned = flat.ne(pad).unsqueeze(1);
+            rows = Tensors.where(learned, rows, rows.detach());
+        }
+        int[] shape = Arrays.copyOf(indices.shape(), indices.dim() + 1);
+        shape[indices.dim()] = weight.size(1);
+        return rows.reshape(shape);
+    }
+
     /** Negative log-likelihood of class indices {@code target} [N] under log-probabilities [N, C]. */
     public static Tensor nllLoss(Tensor logProbs, Tensor target) {
         return nllLoss(logProbs, target, Reduction.MEAN);
