@@ -17,6 +17,8 @@ probs = torch.tensor([0.9, 0.2, 0.6, 0.01])
 labels = torch.tensor([1.0, 0.0, 0.5, 1.0])
 b3 = torch.arange(24.0).reshape(2, 3, 4) / 10
 m42 = torch.arange(8.0).reshape(4, 2) / 4 - 0.5
+seq_logits = torch.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin()
+seq_target = torch.tensor([[0, 2, 1, 1, 0], [2, 2, 0, 1, 2]])
 
 
 def grad_of(at, f):
@@ -102,6 +104,16 @@ CASES = [
      lambda: F.nll_loss(logits.log_softmax(1), target)),
     ("nll_loss sum", "Functional.nllLoss(logits.logSoftmax(1), target, Reduction.SUM)",
      lambda: F.nll_loss(logits.log_softmax(1), target, reduction="sum")),
+    ("cross_entropy [N, C, d] mean", "Functional.crossEntropy(seqLogits, seqTarget)",
+     lambda: F.cross_entropy(seq_logits, seq_target)),
+    ("cross_entropy [N, C, d] none", "Functional.crossEntropy(seqLogits, seqTarget, Reduction.NONE)",
+     lambda: F.cross_entropy(seq_logits, seq_target, reduction="none")),
+    ("nll_loss [N, C, d] sum", "Functional.nllLoss(seqLogits, seqTarget, Reduction.SUM)",
+     lambda: F.nll_loss(seq_logits, seq_target, reduction="sum")),
+    ("cross_entropy unbatched", "Functional.crossEntropy(logits.get(1), Tensors.scalar(3, DType.INT64))",
+     lambda: F.cross_entropy(logits[1], torch.tensor(3))),
+    ("grad of cross_entropy [N, C, d]", "gradOf(seqLogits, t -> Functional.crossEntropy(t, seqTarget))",
+     lambda: grad_of(seq_logits, lambda t: F.cross_entropy(t, seq_target))),
     ("mse_loss mean", "Functional.mseLoss(x, pos)", lambda: F.mse_loss(x, pos)),
     ("mse_loss sum", "Functional.mseLoss(x, pos, Reduction.SUM)", lambda: F.mse_loss(x, pos, reduction="sum")),
     ("binary_cross_entropy", "Functional.binaryCrossEntropy(probs, labels)", lambda: F.binary_cross_entropy(probs, labels)),
@@ -200,6 +212,8 @@ class KnownValuesTest {
     private final Tensor labels = Tensors.of(1.0f, 0.0f, 0.5f, 1.0f);
     private final Tensor b3 = Tensors.arange(0.0, 24.0, 1.0).reshape(2, 3, 4).div(10);
     private final Tensor m42 = Tensors.arange(0.0, 8.0, 1.0).reshape(4, 2).div(4).sub(0.5);
+    private final Tensor seqLogits = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin();
+    private final Tensor seqTarget = Tensors.of(new long[][] {{0, 2, 1, 1, 0}, {2, 2, 0, 1, 2}});
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {

@@ -32,6 +32,8 @@ class KnownValuesTest {
     private final Tensor labels = Tensors.of(1.0f, 0.0f, 0.5f, 1.0f);
     private final Tensor b3 = Tensors.arange(0.0, 24.0, 1.0).reshape(2, 3, 4).div(10);
     private final Tensor m42 = Tensors.arange(0.0, 8.0, 1.0).reshape(4, 2).div(4).sub(0.5);
+    private final Tensor seqLogits = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin();
+    private final Tensor seqTarget = Tensors.of(new long[][] {{0, 2, 1, 1, 0}, {2, 2, 0, 1, 2}});
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {
@@ -206,6 +208,24 @@ class KnownValuesTest {
                 1.4846969842910767);
         check("nll_loss sum", Functional.nllLoss(logits.logSoftmax(1), target, Reduction.SUM), DType.FLOAT32, new int[] {},
                 4.4540910720825195);
+        check("cross_entropy [N, C, d] mean", Functional.crossEntropy(seqLogits, seqTarget), DType.FLOAT32, new int[] {},
+                1.4913526773452759);
+        check("cross_entropy [N, C, d] none", Functional.crossEntropy(seqLogits, seqTarget, Reduction.NONE), DType.FLOAT32, new int[] {2, 5},
+                0.6748378872871399, 2.236590623855591, 0.9517104625701904, 0.6902186870574951, 2.2983996868133545,
+                1.796992540359497, 0.8865272402763367, 2.3416221141815186, 1.6401561498641968, 1.3964710235595703);
+        check("nll_loss [N, C, d] sum", Functional.nllLoss(seqLogits, seqTarget, Reduction.SUM), DType.FLOAT32, new int[] {},
+                1.9514930248260498);
+        check("cross_entropy unbatched", Functional.crossEntropy(logits.get(1), Tensors.scalar(3, DType.INT64)), DType.FLOAT32, new int[] {},
+                0.5042909383773804);
+        check("grad of cross_entropy [N, C, d]", gradOf(seqLogits, t -> Functional.crossEntropy(t, seqTarget)), DType.FLOAT32, new int[] {2, 3, 5},
+                -0.049076106399297714, 0.06735929101705551, 0.04968835040926933, 0.021471215412020683,
+                -0.089958056807518, 0.0195193849503994, 0.021958503872156143, -0.06139199063181877,
+                -0.0498533621430397, 0.03232016786932945, 0.029556725174188614, -0.08931779116392136,
+                0.011703642085194588, 0.02838214673101902, 0.05763789638876915, 0.03626369684934616,
+                0.014413728378713131, -0.09038285166025162, 0.02133283019065857, 0.05582435801625252,
+                0.04715662822127342, 0.04437783360481262, 0.02493055909872055, -0.08060502260923386,
+                0.019428765401244164, -0.08342032134532928, -0.058791566640138626, 0.06545230001211166,
+                0.059272196143865585, -0.07525312900543213);
         check("mse_loss mean", Functional.mseLoss(x, pos), DType.FLOAT32, new int[] {},
                 2.297499895095825);
         check("mse_loss sum", Functional.mseLoss(x, pos, Reduction.SUM), DType.FLOAT32, new int[] {},

@@ -108,6 +108,8 @@ class GradCheckTest {
                 op("clone/contiguous", x -> x.get(0).t().contiguous().clone(), randn(2, 3)),
                 op("to float64 (noop)", x -> x.get(0).to(DType.FLOAT64).mul(2), randn(3)),
                 op("cross entropy", x -> Functional.crossEntropy(x.get(0), Tensors.of(1L, 0L, 3L)), randn(3, 4)),
+                op("cross entropy [N, C, d] sum", x -> Functional.crossEntropy(x.get(0),
+                        Tensors.of(new long[][] {{0, 2}, {1, 1}}), dev.ferry.tensor.nn.Reduction.SUM), randn(2, 3, 2)),
                 op("nll loss", x -> Functional.nllLoss(x.get(0).logSoftmax(1), Tensors.of(2L, 2L)), randn(2, 3)),
                 op("mse loss", x -> Functional.mseLoss(x.get(0), x.get(1)), randn(3, 2), randn(3, 2)),
                 op("binary cross entropy", x -> Functional.binaryCrossEntropy(x.get(0).sigmoid(), x.get(1).sigmoid()),

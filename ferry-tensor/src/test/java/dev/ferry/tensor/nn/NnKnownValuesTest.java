@@ -52,6 +52,13 @@ class NnKnownValuesTest {
                 .hasMessageContaining("int64");
         assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L)))
                 .hasMessage("Expected input batch_size (2) to match target batch_size (1).");
+        // The model-parallel RNN example's shapes: [seq, batch, ntoken] logits against [seq, ntoken] targets
+        // put the classes in dim 1 (size batch); a mismatch names both shapes.
+        assertThat(Functional.crossEntropy(Tensors.zeros(5, 3, 10), Tensors.zeros(dev.ferry.tensor.DType.INT64, 5, 10))
+                .item()).isCloseTo(Math.log(3), within(1e-6));
+        assertThatThrownBy(() -> Functional.crossEntropy(Tensors.zeros(5, 3, 10),
+                Tensors.zeros(dev.ferry.tensor.DType.INT64, 5, 3)))
+                .hasMessage("nll_loss: expected target size [5, 10], got [5, 3]");
     }
 
     @Test
