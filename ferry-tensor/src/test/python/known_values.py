@@ -90,6 +90,8 @@ CASES = [
     ("arange float", "Tensors.arange(1.0, 2.0, 0.25)", lambda: torch.arange(1.0, 2.0, 0.25)),
     ("arange int step", "Tensors.arange(10, -3, -4)", lambda: torch.arange(10, -3, -4)),
     ("eye", "Tensors.eye(3)", lambda: torch.eye(3)),
+    ("eye rectangular int64", "Tensors.eye(2, 4, DType.INT64)", lambda: torch.eye(2, 4, dtype=torch.int64)),
+    ("full int64", "Tensors.full(7, DType.INT64, 3)", lambda: torch.full((3,), 7)),
     ("full", "Tensors.full(2.5, 2, 2)", lambda: torch.full((2, 2), 2.5)),
     ("linspace", "Tensors.linspace(-1, 1, 5)", lambda: torch.linspace(-1, 1, 5)),
     ("rand", "Tensors.rand(new Generator(5), 4)", lambda: torch.rand(4, generator=seeded(5))),

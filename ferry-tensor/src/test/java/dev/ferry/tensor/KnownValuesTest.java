@@ -188,6 +188,10 @@ class KnownValuesTest {
                 10.0, 6.0, 2.0, -2.0);
         check("eye", Tensors.eye(3), DType.FLOAT32, new int[] {3, 3},
                 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0);
+        check("eye rectangular int64", Tensors.eye(2, 4, DType.INT64), DType.INT64, new int[] {2, 4},
+                1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0);
+        check("full int64", Tensors.full(7, DType.INT64, 3), DType.INT64, new int[] {3},
+                7.0, 7.0, 7.0);
         check("full", Tensors.full(2.5, 2, 2), DType.FLOAT32, new int[] {2, 2},
                 2.5, 2.5, 2.5, 2.5);
         check("linspace", Tensors.linspace(-1, 1, 5), DType.FLOAT32, new int[] {5},
