@@ -113,6 +113,16 @@ class ModuleTest {
     }
 
     @Test
+    void activationLayersAreModulesWithoutParameters() {
+        Sequential m = new Sequential(new ReLU(), new Tanh(), new Sigmoid());
+        assertThat(m.parameters()).isEmpty();
+        assertThat(m.toString()).isEqualTo("Sequential(\n  (0): ReLU()\n  (1): Tanh()\n  (2): Sigmoid()\n)");
+        Tensor x = Tensors.of(-1.0, 0.5);
+        assertThat(m.forward(x).allclose(x.relu().tanh().sigmoid())).isTrue();
+        assertThat(Activation.relu()).isInstanceOf(ReLU.class);
+    }
+
+    @Test
     void sharedParametersAreListedOnceAndNamesAreChecked() {
         Linear shared = new Linear(2, 2, false, new Generator(0));
         Sequential tied = new Sequential(shared, Activation.tanh(), shared);
