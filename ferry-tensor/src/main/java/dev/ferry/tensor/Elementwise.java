@@ -188,8 +188,8 @@ final class Elementwise {
 
     static Tensor neg(Tensor a) {
         if (a.dtype() == DType.BOOL) {
-            throw new IllegalArgumentException("Negation, the `-` operator, on a bool tensor is not supported. If you are"
-                    + " trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+            throw new IllegalArgumentException("Negation, the `-` operator, on a bool tensor is not supported. If you"
+                    + " are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
         }
         return Grad.of("NegBackward0", a).record(unary(UnaryOp.NEG, a), g -> new Tensor[] {g.neg()});
     }

@@ -2,9 +2,8 @@ package dev.ferry.tensor;
 
 /**
  * A tensor that is a learnable parameter of a module ({@code torch.nn.Parameter}). It is an
- * ordinary leaf tensor that requires grad by default, sharing the storage of the tensor it wraps;
- * {@code Module.registerParameter} wraps plain tensors into one, and
- * {@code Module.parameters()} returns them.
+ * ordinary leaf tensor that requires grad by default, sharing the storage of the tensor it wraps.
+ * {@code Module.registerParameter} takes one, and {@code Module.parameters()} returns them.
  *
  * <pre>
  * Parameter w = new Parameter(Tensors.randn(3, 4));   // requires grad

@@ -22,7 +22,8 @@ class ElementwiseTest {
                 .hasMessage("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
                         + " (add of shapes [2, 3] and [4])");
         assertThatThrownBy(() -> a.sub(Tensors.zeros(4))).hasMessageEndingWith("(sub of shapes [2, 3] and [4])");
-        assertThatThrownBy(() -> a.mul(Tensors.zeros(3, 1, 2))).hasMessageEndingWith("(mul of shapes [2, 3] and [3, 1, 2])");
+        assertThatThrownBy(() -> a.mul(Tensors.zeros(3, 1, 2)))
+                .hasMessageEndingWith("(mul of shapes [2, 3] and [3, 1, 2])");
         assertThatThrownBy(() -> Tensors.where(a.gt(0), a, Tensors.zeros(2)))
                 .hasMessageEndingWith("(where of shapes [2, 3] and [2])");
         assertThatThrownBy(() -> Tensors.ones(2, 2, 3).matmul(Tensors.ones(3, 3, 1)))

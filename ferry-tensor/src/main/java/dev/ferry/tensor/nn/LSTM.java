@@ -84,10 +84,11 @@ public class LSTM extends Module {
         int gates = 4 * hiddenSize;
         for (int k = 0; k < numLayers; k++) {
             layers.add(new Parameter[] {
-                    registerParameter("weight_ih_l" + k, Tensors.zeros(gates, k == 0 ? inputSize : hiddenSize)),
-                    registerParameter("weight_hh_l" + k, Tensors.zeros(gates, hiddenSize)),
-                    registerParameter("bias_ih_l" + k, Tensors.zeros(gates)),
-                    registerParameter("bias_hh_l" + k, Tensors.zeros(gates))});
+                    registerParameter("weight_ih_l" + k,
+                            new Parameter(Tensors.zeros(gates, k == 0 ? inputSize : hiddenSize))),
+                    registerParameter("weight_hh_l" + k, new Parameter(Tensors.zeros(gates, hiddenSize))),
+                    registerParameter("bias_ih_l" + k, new Parameter(Tensors.zeros(gates))),
+                    registerParameter("bias_hh_l" + k, new Parameter(Tensors.zeros(gates)))});
         }
         double bound = 1 / Math.sqrt(hiddenSize);
         for (Tensor p : parameters()) { // PyTorch's order: layer by layer, ih then hh, weights then biases

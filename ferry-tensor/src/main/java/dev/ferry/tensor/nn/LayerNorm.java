@@ -14,8 +14,8 @@ public class LayerNorm extends Module {
     public LayerNorm(int... normalizedShape) {
         this.normalizedShape = normalizedShape.clone();
         this.eps = 1e-5;
-        this.weight = registerParameter("weight", Tensors.ones(normalizedShape));
-        this.bias = registerParameter("bias", Tensors.zeros(normalizedShape));
+        this.weight = registerParameter("weight", new Parameter(Tensors.ones(normalizedShape)));
+        this.bias = registerParameter("bias", new Parameter(Tensors.zeros(normalizedShape)));
     }
 
     @Override

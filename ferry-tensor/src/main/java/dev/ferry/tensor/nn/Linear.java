@@ -24,10 +24,10 @@ public class Linear extends Module {
     public Linear(int inFeatures, int outFeatures, boolean bias, Generator generator) {
         this.inFeatures = inFeatures;
         this.outFeatures = outFeatures;
-        this.weight = registerParameter("weight", Tensors.zeros(outFeatures, inFeatures));
+        this.weight = registerParameter("weight", new Parameter(Tensors.zeros(outFeatures, inFeatures)));
         Init.kaimingUniform(weight, Math.sqrt(5), generator);
         if (bias) {
-            this.bias = registerParameter("bias", Tensors.zeros(outFeatures));
+            this.bias = registerParameter("bias", new Parameter(Tensors.zeros(outFeatures)));
             double bound = inFeatures > 0 ? 1 / Math.sqrt(inFeatures) : 0;
             Init.uniform(this.bias, -bound, bound, generator);
         } else {

@@ -20,7 +20,8 @@ import java.util.Set;
  * class Mlp extends Module {
  *     final Linear fc1 = registerModule("fc1", new Linear(256, 256));
  *     final Linear fc2 = registerModule("fc2", new Linear(256, 10));
- *     public Tensor forward(Tensor x) { return fc2.forward(fc1.forward(x).relu()); }
+ *     final Parameter scale = registerParameter("scale", new Parameter(Tensors.ones(1)));
+ *     public Tensor forward(Tensor x) { return fc2.forward(fc1.forward(x).relu()).mul(scale); }
  * }
  * </pre>
  *
@@ -34,15 +35,19 @@ public abstract class Module {
     public abstract Tensor forward(Tensor input);
 
     /**
-     * Registers a parameter and returns it: a {@link Parameter} is kept as is, any other tensor is
-     * wrapped into one (sharing its storage, requiring grad). {@code null} registers an absent
-     * parameter (e.g. a disabled bias), which {@link #parameters()} skips.
+     * Registers a parameter under {@code name} and returns it; {@code null} registers an absent
+     * parameter (e.g. a disabled bias), which {@link #parameters()} skips. It takes a
+     * {@link Parameter}, not any tensor, as PyTorch does: wrapping implicitly would register a
+     * different object from the one the caller keeps, and that one would silently get no gradient.
+     *
+     * <pre>
+     * weight = registerParameter("weight", new Parameter(Tensors.zeros(out, in)));
+     * </pre>
      */
-    protected final Parameter registerParameter(String name, Tensor data) {
+    protected final Parameter registerParameter(String name, Parameter parameter) {
         checkName(name);
-        Parameter p = data == null || data instanceof Parameter ? (Parameter) data : new Parameter(data);
-        parameters.put(name, p);
-        return p;
+        parameters.put(name, parameter);
+        return parameter;
     }
 
     /** Registers a child module; returns it. */

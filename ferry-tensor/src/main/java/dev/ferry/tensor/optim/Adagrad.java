@@ -35,7 +35,8 @@ public final class Adagrad extends Optimizer {
                 throw new IllegalArgumentException("Invalid weight_decay value: " + weightDecay);
             }
             if (initialAccumulatorValue < 0) {
-                throw new IllegalArgumentException("Invalid initial_accumulator_value value: " + initialAccumulatorValue);
+                throw new IllegalArgumentException("Invalid initial_accumulator_value value: "
+                        + initialAccumulatorValue);
             }
             if (eps < 0) {
                 throw new IllegalArgumentException("Invalid epsilon value: " + eps);

@@ -21,7 +21,7 @@ class ModuleTest {
         final LSTM rnn = registerModule("rnn", new LSTM(4, 3, 2, 0.5, false, new Generator(1)));
         final Sequential decoder = registerModule("decoder",
                 new Sequential(new Dropout(0.5, new Generator(2)), new Linear(3, 10, true, new Generator(3))));
-        final Parameter scale = registerParameter("scale", Tensors.ones(1));
+        final Parameter scale = registerParameter("scale", new Parameter(Tensors.ones(1)));
 
         @Override
         public Tensor forward(Tensor tokens) {
@@ -130,8 +130,9 @@ class ModuleTest {
         assertThat(new Linear(2, 2, false, new Generator(0)).namedParameters().keySet()).containsExactly("weight");
         Module m = new Module() {
             {
-                registerParameter("w", Tensors.ones(1));
-                assertThatThrownBy(() -> registerParameter("w", Tensors.ones(1))).hasMessageContaining("already exists");
+                registerParameter("w", new Parameter(Tensors.ones(1)));
+                assertThatThrownBy(() -> registerParameter("w", new Parameter(Tensors.ones(1))))
+                        .hasMessageContaining("already exists");
                 assertThatThrownBy(() -> registerModule("a.b", new Linear(1, 1))).hasMessageContaining("'.'");
             }
 
