@@ -66,6 +66,12 @@ public final class Functional {
             throw new IllegalArgumentException("'weight' must be 2-D, got shape " + Arrays.toString(weight.shape()));
         }
         Tensor flat = indices.reshape(-1);
+        for (long i : flat.toLongArray()) {
+            if (i < 0 || i >= weight.size(0)) { // no counting from the end here, unlike indexSelect
+                throw new IndexOutOfBoundsException("embedding: index " + i + " is out of range for "
+                        + weight.size(0) + " embeddings");
+            }
+        }
         Tensor rows = weight.indexSelect(0, flat);
         if (paddingIdx != null) {
             // Same values, but rows picked by the padding index come from a detached copy: their

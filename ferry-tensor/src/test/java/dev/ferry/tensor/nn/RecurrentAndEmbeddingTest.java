@@ -47,7 +47,9 @@ class RecurrentAndEmbeddingTest {
         Embedding emb = new Embedding(4, 2, null, new Generator(0));
         assertThatThrownBy(() -> emb.forward(Tensors.of(1f, 2f))).hasMessageContaining("'indices'")
                 .hasMessageContaining("float32");
-        assertThatThrownBy(() -> emb.forward(Tensors.of(4L))).hasMessageContaining("index 4 is out of bounds");
+        assertThatThrownBy(() -> emb.forward(Tensors.of(4L))).hasMessage("embedding: index 4 is out of range for 4"
+                + " embeddings");
+        assertThatThrownBy(() -> emb.forward(Tensors.of(-1L))).hasMessageContaining("index -1 is out of range");
         assertThatThrownBy(() -> new Embedding(4, 2, 4, new Generator(0))).hasMessageContaining("Padding_idx");
         assertThat(new Embedding(4, 2, -1, new Generator(0)).paddingIdx()).isEqualTo(3);
     }
