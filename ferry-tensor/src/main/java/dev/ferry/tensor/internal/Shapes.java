@@ -57,7 +57,6 @@ public final class Shapes {
         return dim < 0 ? dim + r : dim;
     }
 
-    /** The broadcast shape of two shapes (numpy rules), or a PyTorch-style error. */
     /**
      * {@link #broadcast(int[], int[])} whose error also names the op and both full shapes, e.g.
      * {@code ... at non-singleton dimension 1 (mul of shapes [2, 3] and [4])}.
@@ -71,6 +70,7 @@ public final class Shapes {
         }
     }
 
+    /** The broadcast shape of two shapes (numpy rules), or a PyTorch-style error. */
     public static int[] broadcast(int[] a, int[] b) {
         int n = Math.max(a.length, b.length);
         int[] out = new int[n];

@@ -44,7 +44,8 @@ public class Embedding extends Module {
         this.numEmbeddings = numEmbeddings;
         this.embeddingDim = embeddingDim;
         this.paddingIdx = paddingIdx == null ? null : Integer.valueOf(Math.floorMod(paddingIdx, numEmbeddings));
-        this.weight = registerParameter("weight", new Parameter(Tensors.randn(generator, numEmbeddings, embeddingDim)));
+        this.weight = registerParameter("weight",
+                new Parameter(Tensors.randn(generator, numEmbeddings, embeddingDim)));
         if (this.paddingIdx != null) {
             try (var scope = Autograd.noGrad()) {
                 weight.select(0, this.paddingIdx).zero_();
