@@ -268,6 +268,17 @@ class KnownValuesTest {
         check("grad of layer_norm", gradOf(x, t -> Functional.layerNorm(t, new int[] {3}, null, null, 1e-5).mul(pos)), DType.FLOAT32, new int[] {2, 3},
                 -3.4570693969726562e-06, 0.0, 3.4570693969726562e-06, 0.659751296043396, -0.4398386478424072,
                 -0.2199123501777649);
+        check("grad of index_select", gradOf(x, t -> t.indexSelect(1, Tensors.of(2L, 0L, 2L)).mul(t.indexSelect(1, Tensors.of(2L, 0L, 2L)))), DType.FLOAT32, new int[] {2, 3},
+                -3.0, 0.0, 8.0, 1.0, 0.0, 12.0);
+        check("grad of gather", gradOf(x, t -> t.gather(1, Tensors.of(new long[][] {{0, 0}, {2, 1}})).mul(y)), DType.FLOAT32, new int[] {2, 3},
+                1.0, 0.0, 0.0, 0.0, -2.0, -2.0);
+        check("grad of where", gradOf(x, t -> Tensors.where(t.gt(0), t.mul(t), t.mul(3))), DType.FLOAT32, new int[] {2, 3},
+                3.0, 0.5, 4.0, 1.0, 3.0, 6.0);
+        check("grad of clamp", gradOf(x, t -> t.clamp(-1, 1).mul(pos)), DType.FLOAT32, new int[] {2, 3},
+                0.0, 1.5, 0.0, 3.0, 0.10000000149011612, 0.0);
+        check("grad of cat and stack", gradOf(x, t -> Tensors.stack(List.of(Tensors.cat(List.of(t, t.exp()), 1), Tensors.cat(List.of(t.mul(2), t), 1)), 0).mul(Tensors.cat(List.of(pos, pos), 1))), DType.FLOAT32, new int[] {2, 3},
+                2.111565113067627, 7.9260382652282715, 28.472640991210938, 16.946163177490234, 0.44723665714263916,
+                96.34214782714844);
         check("kaiming_uniform_", Init.kaimingUniform(Tensors.zeros(3, 5), 0, seeded(1)), DType.FLOAT32, new int[] {3, 5},
                 0.5644425749778748, -0.48350563645362854, -0.21236462891101837, 0.5141679048538208,
                 -1.03129243850708, 0.6569573879241943, -0.22536079585552216, 0.5573010444641113,
