@@ -36,7 +36,12 @@ final class Elementwise {
 
     /** Runs a binary kernel in {@code computeType}, converting inputs as needed. */
     private static Tensor binary(BinaryOp op, Tensor a, Tensor b, DType computeType, double alpha) {
-        int[] shape = Shapes.broadcast(a.shapeRef(), b.shapeRef());
+        return binary(op.name().toLowerCase(java.util.Locale.ROOT), op, a, b, computeType, alpha);
+    }
+
+    /** As above; {@code name} is the op as users called it, for error messages. */
+    private static Tensor binary(String name, BinaryOp op, Tensor a, Tensor b, DType computeType, double alpha) {
+        int[] shape = Shapes.broadcast(name, a.shapeRef(), b.shapeRef());
         Tensor x = a.dtype() == computeType ? a : Conversions.contiguousCopy(a, computeType);
         Tensor y = b.dtype() == computeType ? b : Conversions.contiguousCopy(b, computeType);
         Tensor out = Tensor.allocate(op.isComparison() ? DType.BOOL : computeType, shape);
@@ -68,7 +73,11 @@ final class Elementwise {
     }
 
     static Tensor add(Tensor a, Tensor b, double alpha) {
-        Tensor out = binary(BinaryOp.ADD, a, b, arithmeticType(a, b), alpha);
+        if (alpha < 0 && a.dtype() == DType.BOOL && b.dtype() == DType.BOOL) {
+            throw new IllegalArgumentException("Subtraction, the `-` operator, with two bool tensors is not supported."
+                    + " If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+        }
+        Tensor out = binary(alpha < 0 ? "sub" : "add", BinaryOp.ADD, a, b, arithmeticType(a, b), alpha);
         return Grad.of(alpha == 1 ? "AddBackward0" : (alpha == -1 ? "SubBackward0" : "AddBackward0"), a, b)
                 .record(out, g -> new Tensor[] {
                         reduceTo(g, a.shapeRef()),
@@ -178,6 +187,10 @@ final class Elementwise {
     }
 
     static Tensor neg(Tensor a) {
+        if (a.dtype() == DType.BOOL) {
+            throw new IllegalArgumentException("Negation, the `-` operator, on a bool tensor is not supported. If you"
+                    + " are trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+        }
         return Grad.of("NegBackward0", a).record(unary(UnaryOp.NEG, a), g -> new Tensor[] {g.neg()});
     }
 
@@ -318,7 +331,7 @@ final class Elementwise {
                     + " dtype " + cond.dtype());
         }
         DType dt = DType.promote(a.dtype(), b.dtype());
-        int[] shape = Shapes.broadcast(Shapes.broadcast(cond.shapeRef(), a.shapeRef()), b.shapeRef());
+        int[] shape = Shapes.broadcast("where", Shapes.broadcast("where", cond.shapeRef(), a.shapeRef()), b.shapeRef());
         Tensor x = a.to(dt).detach().expand(shape);
         Tensor y = b.to(dt).detach().expand(shape);
         Tensor c = cond.expand(shape);

@@ -139,7 +139,7 @@ final class Linalg {
         }
         int[] batchA = java.util.Arrays.copyOf(x.shapeRef(), x.dim() - 2);
         int[] batchB = java.util.Arrays.copyOf(y.shapeRef(), y.dim() - 2);
-        int[] batch = Shapes.broadcast(batchA, batchB);
+        int[] batch = Shapes.broadcast("matmul", batchA, batchB);
         int bn = Shapes.numel(batch);
         Tensor xe = x.expand(concat(batch, n, k)).reshape(bn, n, k);
         Tensor ye = y.expand(concat(batch, k, m)).reshape(bn, k, m);

@@ -27,9 +27,12 @@ final class RandomFill {
         if (dtype == DType.FLOAT32) {
             float[] a = (float[]) out.storage().array();
             float f = (float) from;
-            float range = (float) to - f; // in float, as PyTorch's uniform_real_distribution<float>
+            // As PyTorch: bounds and their difference in float, the affine map in double (its
+            // dist_acctype<float>), one rounding at the end. All-float arithmetic is off by
+            // several ulps whenever the bound is not a power of two.
+            float range = (float) to - f;
             for (int i = 0; i < n; i++) {
-                a[i] = gen.nextFloat() * range + f;
+                a[i] = (float) ((double) gen.nextFloat() * range + f);
             }
         } else {
             double[] a = (double[]) out.storage().array();

@@ -30,8 +30,11 @@ import java.util.List;
  * </pre>
  *
  * <p>Not thread-safe for concurrent mutation; concurrent reads of a tensor nobody writes are fine.
+ *
+ * <p>The only subclass is {@link Parameter}: ops rely on the fields here, so the hierarchy is sealed
+ * (and, Ferry having no named module, the permitted subclass must share this package).
  */
-public final class Tensor {
+public sealed class Tensor permits Parameter {
     private final Storage storage;
     private final int offset;
     private final int[] shape;
@@ -48,6 +51,11 @@ public final class Tensor {
         this.offset = offset;
         this.shape = shape;
         this.strides = strides;
+    }
+
+    /** A new leaf sharing {@code data}'s storage and layout (for {@link Parameter}). */
+    Tensor(Tensor data) {
+        this(data.storage, data.offset, data.shape, data.strides);
     }
 
     /** A new contiguous, zero-filled tensor. */
@@ -516,6 +524,11 @@ public final class Tensor {
     /** A copy with {@code value} wherever {@code mask} is true. */
     public Tensor maskedFill(Tensor mask, double value) {
         return Elementwise.where(mask, Elementwise.scalarLike(this, value), this);
+    }
+
+    /** {@link #allclose(Tensor, double, double)} with PyTorch's defaults, rtol 1e-5 and atol 1e-8. */
+    public boolean allclose(Tensor other) {
+        return allclose(other, 1e-5, 1e-8);
     }
 
     /** True if every element is within {@code atol + rtol * |other|} of {@code other}. */

@@ -179,9 +179,14 @@ public final class Tensors {
 
     /** The n×n identity matrix (float32). */
     public static Tensor eye(int n) {
-        Tensor t = zeros(n, n);
-        for (int i = 0; i < n; i++) {
-            t.storage().setDouble(i * n + i, 1);
+        return eye(n, n, DType.FLOAT32);
+    }
+
+    /** An n×m matrix with ones on the main diagonal, as {@code torch.eye(n, m, dtype=...)}. */
+    public static Tensor eye(int n, int m, DType dtype) {
+        Tensor t = zeros(dtype, n, m);
+        for (int i = 0; i < Math.min(n, m); i++) {
+            t.storage().setDouble(i * m + i, 1);
         }
         return t;
     }

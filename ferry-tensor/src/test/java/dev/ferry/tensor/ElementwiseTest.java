@@ -19,7 +19,17 @@ class ElementwiseTest {
         assertThat(a.div(2).toFloatArray()).containsExactly(0.5f, 1, 1.5f, 2, 2.5f, 3);
         assertThat(a.pow(2).toFloatArray()).containsExactly(1, 4, 9, 16, 25, 36);
         assertThatThrownBy(() -> a.add(Tensors.zeros(4)))
-                .hasMessage("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1");
+                .hasMessage("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"
+                        + " (add of shapes [2, 3] and [4])");
+        assertThatThrownBy(() -> a.sub(Tensors.zeros(4))).hasMessageEndingWith("(sub of shapes [2, 3] and [4])");
+        assertThatThrownBy(() -> a.mul(Tensors.zeros(3, 1, 2)))
+                .hasMessageEndingWith("(mul of shapes [2, 3] and [3, 1, 2])");
+        assertThatThrownBy(() -> Tensors.where(a.gt(0), a, Tensors.zeros(2)))
+                .hasMessageEndingWith("(where of shapes [2, 3] and [2])");
+        assertThatThrownBy(() -> Tensors.ones(2, 2, 3).matmul(Tensors.ones(3, 3, 1)))
+                .hasMessageEndingWith("(matmul of shapes [2] and [3])");
+        assertThatThrownBy(() -> Tensors.of(true).sub(Tensors.of(false))).hasMessageContaining("with two bool tensors");
+        assertThatThrownBy(() -> Tensors.of(true).neg()).hasMessageContaining("on a bool tensor is not supported");
     }
 
     @Test

@@ -57,6 +57,19 @@ public final class Shapes {
         return dim < 0 ? dim + r : dim;
     }
 
+    /**
+     * {@link #broadcast(int[], int[])} whose error also names the op and both full shapes, e.g.
+     * {@code ... at non-singleton dimension 1 (mul of shapes [2, 3] and [4])}.
+     */
+    public static int[] broadcast(String op, int[] a, int[] b) {
+        try {
+            return broadcast(a, b);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + " (" + op + " of shapes " + str(a) + " and " + str(b)
+                    + ")", e);
+        }
+    }
+
     /** The broadcast shape of two shapes (numpy rules), or a PyTorch-style error. */
     public static int[] broadcast(int[] a, int[] b) {
         int n = Math.max(a.length, b.length);

@@ -4,30 +4,37 @@ import dev.ferry.tensor.Tensor;
 
 import java.util.function.UnaryOperator;
 
-/** Parameter-free element-wise layers: {@link #relu()}, {@link #tanh()}, {@link #sigmoid()}. */
-public final class Activation extends Module {
+/**
+ * Parameter-free element-wise layers: {@link ReLU}, {@link Tanh}, {@link Sigmoid} (also made by
+ * {@link #relu()}, {@link #tanh()}, {@link #sigmoid()}).
+ *
+ * <pre>
+ * Sequential mlp = new Sequential(new Linear(2, 64), new ReLU(), new Linear(64, 2));
+ * </pre>
+ */
+public abstract sealed class Activation extends Module permits ReLU, Tanh, Sigmoid {
     private final String name;
     private final UnaryOperator<Tensor> fn;
 
-    private Activation(String name, UnaryOperator<Tensor> fn) {
+    Activation(String name, UnaryOperator<Tensor> fn) {
         this.name = name;
         this.fn = fn;
     }
 
     public static Activation relu() {
-        return new Activation("ReLU", Tensor::relu);
+        return new ReLU();
     }
 
     public static Activation tanh() {
-        return new Activation("Tanh", Tensor::tanh);
+        return new Tanh();
     }
 
     public static Activation sigmoid() {
-        return new Activation("Sigmoid", Tensor::sigmoid);
+        return new Sigmoid();
     }
 
     @Override
-    public Tensor forward(Tensor input) {
+    public final Tensor forward(Tensor input) {
         return fn.apply(input);
     }
 

@@ -50,24 +50,101 @@ public final class Functional {
         return x.mul(keep).div(1 - p);
     }
 
-    /** Negative log-likelihood of class indices {@code target} [N] under log-probabilities [N, C]. */
+    /**
+     * Looks up rows of {@code weight} [num, dim] for integer {@code indices} of any shape; the
+     * result has shape {@code indices.shape + [dim]}. The gradient of a row is the sum of the
+     * gradients of every place it was picked, except for {@code paddingIdx} (null for none),
+     * which gets no gradient, as in {@code torch.nn.functional.embedding}.
+     */
+    public static Tensor embedding(Tensor indices, Tensor weight, Integer paddingIdx) {
+        if (indices.dtype() != DType.INT64 && indices.dtype() != DType.INT32) {
+            throw new IllegalArgumentException("Expected tensor for argument #1 'indices' to have one of the following"
+                    + " scalar types: Long, Int; but got " + indices.dtype() + " instead (while checking arguments"
+                    + " for embedding)");
+        }
+        if (weight.dim() != 2) {
+            throw new IllegalArgumentException("'weight' must be 2-D, got shape " + Arrays.toString(weight.shape()));
+        }
+        Tensor flat = indices.reshape(-1);
+        for (long i : flat.toLongArray()) {
+            if (i < 0 || i >= weight.size(0)) { // no counting from the end here, unlike indexSelect
+                throw new IndexOutOfBoundsException("embedding: index " + i + " is out of range for "
+                        + weight.size(0) + " embeddings");
+            }
+        }
+        Tensor rows = weight.indexSelect(0, flat);
+        if (paddingIdx != null) {
+            // Same values, but rows picked by the padding index come from a detached copy: their
+            // gradient stops here, so the padding row is never updated.
+            int pad = paddingIdx < 0 ? paddingIdx + weight.size(0) : paddingIdx;
+            Tensor learned = flat.ne(pad).unsqueeze(1);
+            rows = Tensors.where(learned, rows, rows.detach());
+        }
+        int[] shape = Arrays.copyOf(indices.shape(), indices.dim() + 1);
+        shape[indices.dim()] = weight.size(1);
+        return rows.reshape(shape);
+    }
+
+    /**
+     * Negative log-likelihood of class indices {@code target} under log-probabilities, averaged:
+     * {@code nllLoss(logProbs, target, Reduction.MEAN)}.
+     */
     public static Tensor nllLoss(Tensor logProbs, Tensor target) {
         return nllLoss(logProbs, target, Reduction.MEAN);
     }
 
+    /**
+     * Negative log-likelihood of class indices (as {@code torch.nn.functional.nll_loss}). Shapes:
+     * log-probabilities {@code [N, C]} with int64 target {@code [N]}; {@code [N, C, d1, ..., dk]}
+     * with target {@code [N, d1, ..., dk]} (e.g. a loss per position of a sequence); or unbatched
+     * {@code [C]} with a 0-dim target. {@code MEAN} averages over every target element,
+     * {@code NONE} returns one loss per target element, shaped like the target.
+     */
     public static Tensor nllLoss(Tensor logProbs, Tensor target, Reduction reduction) {
-        if (logProbs.dim() != 2 || target.dim() != 1) {
-            throw new IllegalArgumentException("nll_loss expects input [N, C] and target [N], got "
-                    + Arrays.toString(logProbs.shape()) + " and " + Arrays.toString(target.shape()));
-        }
         if (target.dtype() != DType.INT64) {
-            throw new IllegalArgumentException("expected target of dtype int64 (class indices) but got "
+            throw new IllegalArgumentException("nll_loss: expected target of dtype int64 (class indices) but got "
                     + target.dtype());
         }
-        if (logProbs.size(0) != target.size(0)) {
-            throw new IllegalArgumentException("Expected input batch_size (" + logProbs.size(0)
-                    + ") to match target batch_size (" + target.size(0) + ").");
+        if (logProbs.dim() == 1 && target.dim() == 0) {
+            return nllLoss(logProbs.unsqueeze(0), target.unsqueeze(0), reduction).reshape();
         }
+        if (logProbs.dim() < 2) {
+            throw new IllegalArgumentException("nll_loss: expected input of 1 to n dimensions, got input of shape "
+                    + Arrays.toString(logProbs.shape()) + " and target of shape " + Arrays.toString(target.shape()));
+        }
+        if (target.dim() == 0 || logProbs.size(0) != target.size(0)) {
+            throw new IllegalArgumentException("Expected input batch_size (" + logProbs.size(0)
+                    + ") to match target batch_size (" + (target.dim() > 0 ? target.size(0) : 0) + ").");
+        }
+        if (logProbs.dim() == 2) {
+            if (target.dim() != 1) {
+                throw new IllegalArgumentException("nll_loss: expected target of shape [" + logProbs.size(0)
+                        + "] for input of shape " + Arrays.toString(logProbs.shape()) + ", got "
+                        + Arrays.toString(target.shape()));
+            }
+            return reduce(pickedLosses(logProbs, target), reduction);
+        }
+        // [N, C, d1..dk]: move the class dim last, flatten to [N*d1*..*dk, C], and shape the
+        // per-element losses back like the target.
+        int[] expected = new int[logProbs.dim() - 1];
+        int[] perm = new int[logProbs.dim()];
+        for (int d = 0, k = 0; d < logProbs.dim(); d++) {
+            if (d != 1) {
+                expected[k] = logProbs.size(d);
+                perm[k++] = d;
+            }
+        }
+        perm[logProbs.dim() - 1] = 1;
+        if (!Arrays.equals(target.shape(), expected)) {
+            throw new IllegalArgumentException("nll_loss: expected target size " + Arrays.toString(expected) + ", got "
+                    + Arrays.toString(target.shape()));
+        }
+        Tensor flat = logProbs.permute(perm).reshape(-1, logProbs.size(1));
+        return reduce(pickedLosses(flat, target.reshape(-1)).reshape(expected), reduction);
+    }
+
+    /** {@code -logProbs[i, target[i]]} for [N, C] and [N]. */
+    private static Tensor pickedLosses(Tensor logProbs, Tensor target) {
         long[] t = target.toLongArray();
         int classes = logProbs.size(1);
         for (long c : t) {
@@ -75,8 +152,7 @@ public final class Functional {
                 throw new IndexOutOfBoundsException("Target " + c + " is out of bounds for " + classes + " classes.");
             }
         }
-        Tensor picked = logProbs.gather(1, target.unsqueeze(1)).squeeze(1).neg();
-        return reduce(picked, reduction);
+        return logProbs.gather(1, target.unsqueeze(1)).squeeze(1).neg();
     }
 
     /** {@code nllLoss(logSoftmax(logits, 1), target)}, averaged over the batch. */
@@ -84,8 +160,9 @@ public final class Functional {
         return crossEntropy(logits, target, Reduction.MEAN);
     }
 
+    /** {@code nllLoss(logSoftmax(logits over the class dim), target, reduction)}; same shapes as {@link #nllLoss}. */
     public static Tensor crossEntropy(Tensor logits, Tensor target, Reduction reduction) {
-        return nllLoss(logits.logSoftmax(1), target, reduction);
+        return nllLoss(logits.logSoftmax(logits.dim() == 1 ? 0 : 1), target, reduction);
     }
 
     public static Tensor mseLoss(Tensor input, Tensor target) {

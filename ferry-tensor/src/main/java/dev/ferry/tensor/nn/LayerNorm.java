@@ -1,5 +1,6 @@
 package dev.ferry.tensor.nn;
 
+import dev.ferry.tensor.Parameter;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 
@@ -7,14 +8,14 @@ import dev.ferry.tensor.Tensors;
 public class LayerNorm extends Module {
     private final int[] normalizedShape;
     private final double eps;
-    private final Tensor weight;
-    private final Tensor bias;
+    private final Parameter weight;
+    private final Parameter bias;
 
     public LayerNorm(int... normalizedShape) {
         this.normalizedShape = normalizedShape.clone();
         this.eps = 1e-5;
-        this.weight = registerParameter("weight", Tensors.ones(normalizedShape));
-        this.bias = registerParameter("bias", Tensors.zeros(normalizedShape));
+        this.weight = registerParameter("weight", new Parameter(Tensors.ones(normalizedShape)));
+        this.bias = registerParameter("bias", new Parameter(Tensors.zeros(normalizedShape)));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.ferry.tensor.nn;
 
 import dev.ferry.tensor.Generator;
+import dev.ferry.tensor.Parameter;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 
@@ -12,8 +13,8 @@ import dev.ferry.tensor.Tensors;
 public class Linear extends Module {
     private final int inFeatures;
     private final int outFeatures;
-    private final Tensor weight;
-    private final Tensor bias;
+    private final Parameter weight;
+    private final Parameter bias;
 
     /** Initialised from the default generator, like {@code nn.Linear(in, out)}. */
     public Linear(int inFeatures, int outFeatures) {
@@ -23,10 +24,10 @@ public class Linear extends Module {
     public Linear(int inFeatures, int outFeatures, boolean bias, Generator generator) {
         this.inFeatures = inFeatures;
         this.outFeatures = outFeatures;
-        this.weight = registerParameter("weight", Tensors.zeros(outFeatures, inFeatures));
+        this.weight = registerParameter("weight", new Parameter(Tensors.zeros(outFeatures, inFeatures)));
         Init.kaimingUniform(weight, Math.sqrt(5), generator);
         if (bias) {
-            this.bias = registerParameter("bias", Tensors.zeros(outFeatures));
+            this.bias = registerParameter("bias", new Parameter(Tensors.zeros(outFeatures)));
             double bound = inFeatures > 0 ? 1 / Math.sqrt(inFeatures) : 0;
             Init.uniform(this.bias, -bound, bound, generator);
         } else {
@@ -34,12 +35,12 @@ public class Linear extends Module {
         }
     }
 
-    public Tensor weight() {
+    public Parameter weight() {
         return weight;
     }
 
     /** The bias, or null. */
-    public Tensor bias() {
+    public Parameter bias() {
         return bias;
     }
 

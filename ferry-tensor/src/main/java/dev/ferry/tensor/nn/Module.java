@@ -1,5 +1,6 @@
 package dev.ferry.tensor.nn;
 
+import dev.ferry.tensor.Parameter;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.autograd.Autograd;
 
@@ -19,7 +20,8 @@ import java.util.Set;
  * class Mlp extends Module {
  *     final Linear fc1 = registerModule("fc1", new Linear(256, 256));
  *     final Linear fc2 = registerModule("fc2", new Linear(256, 10));
- *     public Tensor forward(Tensor x) { return fc2.forward(fc1.forward(x).relu()); }
+ *     final Parameter scale = registerParameter("scale", new Parameter(Tensors.ones(1)));
+ *     public Tensor forward(Tensor x) { return fc2.forward(fc1.forward(x).relu()).mul(scale); }
  * }
  * </pre>
  *
@@ -32,12 +34,18 @@ public abstract class Module {
 
     public abstract Tensor forward(Tensor input);
 
-    /** Registers (and marks as requiring grad) a parameter; returns it. */
-    protected final Tensor registerParameter(String name, Tensor parameter) {
+    /**
+     * Registers a parameter under {@code name} and returns it; {@code null} registers an absent
+     * parameter (e.g. a disabled bias), which {@link #parameters()} skips. It takes a
+     * {@link Parameter}, not any tensor, as PyTorch does: wrapping implicitly would register a
+     * different object from the one the caller keeps, and that one would silently get no gradient.
+     *
+     * <pre>
+     * weight = registerParameter("weight", new Parameter(Tensors.zeros(out, in)));
+     * </pre>
+     */
+    protected final Parameter registerParameter(String name, Parameter parameter) {
         checkName(name);
-        if (parameter != null) {
-            parameter.requiresGrad_(true);
-        }
         parameters.put(name, parameter);
         return parameter;
     }
@@ -59,7 +67,10 @@ public abstract class Module {
         }
     }
 
-    /** All parameters of this module and its children, each once, in registration order. */
+    /**
+     * All parameters (each a {@link Parameter}) of this module and its children, each once, in
+     * registration order: the list to give an optimizer.
+     */
     public final List<Tensor> parameters() {
         return new ArrayList<>(namedParameters().values());
     }
@@ -93,6 +104,11 @@ public abstract class Module {
         }
     }
 
+    /** Training mode, the default: the same as {@code train(true)}. */
+    public final Module train() {
+        return train(true);
+    }
+
     /** Sets training mode here and in all children (affects e.g. dropout); returns this. */
     public Module train(boolean mode) {
         training = mode;
@@ -108,7 +124,7 @@ public abstract class Module {
         return training;
     }
 
-    /** Copies of all parameters by dotted name. */
+    /** Copies of all parameters by dotted name (detached: saving them keeps no graph alive). */
     public final Map<String, Tensor> stateDict() {
         Map<String, Tensor> out = new LinkedHashMap<>();
         namedParameters().forEach((k, v) -> out.put(k, v.detach().clone()));
@@ -119,8 +135,12 @@ public abstract class Module {
     public final void loadStateDict(Map<String, Tensor> state) {
         Map<String, Tensor> own = namedParameters();
         if (!own.keySet().equals(state.keySet())) {
-            throw new IllegalArgumentException("Error(s) in loading state_dict: expected keys " + own.keySet()
-                    + " but got " + state.keySet());
+            Set<String> missing = new java.util.LinkedHashSet<>(own.keySet());
+            missing.removeAll(state.keySet());
+            Set<String> unexpected = new java.util.LinkedHashSet<>(state.keySet());
+            unexpected.removeAll(own.keySet());
+            throw new IllegalArgumentException("Error(s) in loading state_dict for " + getClass().getSimpleName()
+                    + ": missing key(s) " + missing + ", unexpected key(s) " + unexpected);
         }
         try (var scope = Autograd.noGrad()) {
             own.forEach((k, p) -> {

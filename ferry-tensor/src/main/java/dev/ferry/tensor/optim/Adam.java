@@ -59,7 +59,7 @@ public final class Adam extends Optimizer {
 
     private final Options options;
 
-    public Adam(List<Tensor> params, Options options) {
+    public Adam(List<? extends Tensor> params, Options options) {
         super(params);
         this.options = options;
     }

@@ -26,7 +26,7 @@ public abstract class Optimizer {
     private final List<Tensor> params;
     private final Map<Tensor, Object> state = new IdentityHashMap<>();
 
-    protected Optimizer(List<Tensor> params) {
+    protected Optimizer(List<? extends Tensor> params) {
         if (params.isEmpty()) {
             throw new IllegalArgumentException("optimizer got an empty parameter list");
         }

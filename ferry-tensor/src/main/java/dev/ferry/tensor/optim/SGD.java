@@ -53,11 +53,11 @@ public final class SGD extends Optimizer {
         return new Options(lr, 0, 0, 0, false);
     }
 
-    public SGD(List<Tensor> params, double lr) {
+    public SGD(List<? extends Tensor> params, double lr) {
         this(params, options(lr));
     }
 
-    public SGD(List<Tensor> params, Options options) {
+    public SGD(List<? extends Tensor> params, Options options) {
         super(params);
         this.options = options;
     }

@@ -173,6 +173,32 @@ class AutogradTest {
     }
 
     @Test
+    void customFunctionGraphIsFreedUnlessRetained() {
+        Tensor x = Tensors.of(1.0, 2.0).requiresGrad_(true);
+        Tensor y = new Cube().apply(x).sum();
+        y.backward(null, true);
+        y.backward(null, true);
+        assertThat(x.grad().toDoubleArray()).containsExactly(6, 24);
+        y.backward();
+        assertThatThrownBy(y::backward).hasMessageContaining("backward through the graph a second time");
+        Tensor z = new Cube().apply(x).sum();
+        Autograd.grad(List.of(z), List.of(x), null);
+        assertThatThrownBy(() -> Autograd.grad(List.of(z), List.of(x), null))
+                .hasMessageContaining("Specify retainGraph=true");
+    }
+
+    @Test
+    void retainedRecurrentGraphRunsTwiceAndAccumulates() {
+        dev.ferry.tensor.nn.LSTM lstm = new dev.ferry.tensor.nn.LSTM(2, 3, 2, 0, false, new dev.ferry.tensor.Generator(0));
+        Tensor loss = lstm.forward(Tensors.ones(4, 1, 2)).sum();
+        loss.backward(null, true);
+        Tensor once = lstm.parameters().get(0).grad().clone();
+        loss.backward();
+        assertThat(lstm.parameters().get(0).grad().allclose(once.mul(2))).isTrue();
+        assertThatThrownBy(loss::backward).hasMessageContaining("backward through the graph a second time");
+    }
+
+    @Test
     void gradCheckCatchesAWrongBackward() {
         Function wrong = new Function() {
             @Override

@@ -5,6 +5,7 @@ import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 import dev.ferry.tensor.nn.Functional;
+import dev.ferry.tensor.nn.LSTM;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -107,6 +108,8 @@ class GradCheckTest {
                 op("clone/contiguous", x -> x.get(0).t().contiguous().clone(), randn(2, 3)),
                 op("to float64 (noop)", x -> x.get(0).to(DType.FLOAT64).mul(2), randn(3)),
                 op("cross entropy", x -> Functional.crossEntropy(x.get(0), Tensors.of(1L, 0L, 3L)), randn(3, 4)),
+                op("cross entropy [N, C, d] sum", x -> Functional.crossEntropy(x.get(0),
+                        Tensors.of(new long[][] {{0, 2}, {1, 1}}), dev.ferry.tensor.nn.Reduction.SUM), randn(2, 3, 2)),
                 op("nll loss", x -> Functional.nllLoss(x.get(0).logSoftmax(1), Tensors.of(2L, 2L)), randn(2, 3)),
                 op("mse loss", x -> Functional.mseLoss(x.get(0), x.get(1)), randn(3, 2), randn(3, 2)),
                 op("binary cross entropy", x -> Functional.binaryCrossEntropy(x.get(0).sigmoid(), x.get(1).sigmoid()),
@@ -128,6 +131,19 @@ class GradCheckTest {
                 op("get", x -> x.get(0).get(1, 0), randn(2, 3, 2)),
                 op("chunk", x -> x.get(0).chunk(3, 1).get(2), randn(2, 7)),
                 op("dropout (fixed mask)", x -> Functional.dropout(x.get(0), 0.3, true, new Generator(5)), randn(20)),
+                op("embedding", x -> Functional.embedding(Tensors.of(new long[][] {{3, 0}, {3, 1}}), x.get(0), null),
+                        randn(4, 2)),
+                // The padding row's gradient is zero by definition, not by calculus: it is checked against
+                // PyTorch in RecurrentAndEmbeddingTest; here the other rows go through the masked path.
+                op("embedding padding_idx", x -> Functional.embedding(Tensors.of(2L, 0L, 2L), x.get(0), 1),
+                        randn(3, 2)),
+                op("lstm cell, two steps", x -> {
+                    LSTM.State s = new LSTM.State(x.get(1), x.get(2));
+                    for (int t = 0; t < 2; t++) {
+                        s = LSTM.cell(x.get(0).select(0, t), s, x.get(3), x.get(4), x.get(5), x.get(6));
+                    }
+                    return Tensors.cat(List.of(s.h(), s.c()), 1);
+                }, randn(2, 2, 3), randn(2, 2), randn(2, 2), randn(8, 3), randn(8, 2), randn(8), randn(8)),
                 op("chain", x -> x.get(0).mm(x.get(1)).tanh().mul(x.get(0).sum(1, true)).logSoftmax(1).sum(0),
                         randn(3, 3), randn(3, 3)));
     }

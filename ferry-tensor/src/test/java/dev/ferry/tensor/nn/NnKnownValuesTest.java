@@ -26,6 +26,19 @@ class NnKnownValuesTest {
         assertValues(lin.bias(), 0, -0.4776742458343506, -0.33114105463027954, -0.20611155033111572);
     }
 
+    /** Bound 1/√3 is not a power of two: the uniform draws must be mapped in double, as PyTorch does. */
+    @Test
+    void linearInitIsBitExactForAnyFanIn() {
+        Linear lin = new Linear(3, 5, true, new Generator(0));
+        assertValues(lin.weight(), 0,
+                -0.004322517663240433, 0.3097158372402191, -0.4751853346824646, -0.4248946011066437,
+                -0.2223689705133438, 0.15482072532176971, -0.011439144611358643, 0.45777493715286255,
+                -0.05123639851808548, 0.1527741253376007, -0.1744827926158905, -0.11348707973957062,
+                -0.55157071352005, -0.3823687434196472, -0.2379971146583557);
+        assertValues(lin.bias(), 0, 0.021387115120887756, 0.22824688255786896, 0.34642332792282104,
+                -0.3914094567298889, -0.25141456723213196);
+    }
+
     @Test
     void crossEntropyLossAndGradientsMatchTorch() {
         Linear lin = new Linear(4, 3, true, new Generator(0));
@@ -52,6 +65,13 @@ class NnKnownValuesTest {
                 .hasMessageContaining("int64");
         assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L)))
                 .hasMessage("Expected input batch_size (2) to match target batch_size (1).");
+        // The model-parallel RNN example's shapes: [seq, batch, ntoken] logits against [seq, ntoken] targets
+        // put the classes in dim 1 (size batch); a mismatch names both shapes.
+        assertThat(Functional.crossEntropy(Tensors.zeros(5, 3, 10), Tensors.zeros(dev.ferry.tensor.DType.INT64, 5, 10))
+                .item()).isCloseTo(Math.log(3), within(1e-6));
+        assertThatThrownBy(() -> Functional.crossEntropy(Tensors.zeros(5, 3, 10),
+                Tensors.zeros(dev.ferry.tensor.DType.INT64, 5, 3)))
+                .hasMessage("nll_loss: expected target size [5, 10], got [5, 3]");
     }
 
     @Test
