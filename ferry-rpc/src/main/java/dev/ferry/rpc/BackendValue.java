@@ -9,7 +9,8 @@ import java.util.Objects;
 /**
  * The two handlers behind a {@link BackendType}, as PyTorch's {@code BackendValue}: one makes the
  * backend's options, one starts an agent. Register them with
- * {@link BackendRegistry#registerBackend}.
+ * {@link BackendRegistry#registerBackend}. Handlers may be called from several threads at once
+ * (several agents of one JVM starting together), so they must be thread-safe.
  *
  * @param constructOptionsHandler makes default options; see {@link ConstructOptionsHandler}
  * @param initBackendHandler      starts an agent; see {@link InitBackendHandler}
