@@ -72,6 +72,12 @@ final class LocalConnection implements Connection {
                 return; // a closed socket reads nothing more either
             }
             frame.skipBytes(4); // the length prefix, which a stream needs and a queue does not
+            if (frame.readableBytes() > owner.maxFrameBytes()) {
+                // The receiver's own limit, as NettyTransport's frame decoder applies it: workers
+                // may be configured differently.
+                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "frame of " + frame.readableBytes()
+                        + " bytes exceeds the maximum message size of " + owner.maxFrameBytes() + " bytes");
+            }
             InboundMessage message = FrameCodec.decode(frame);
             owner.listener().onMessage(this, message);
         } catch (RuntimeException e) {

@@ -66,12 +66,16 @@ public abstract class AbstractTransportTest {
     }
 
     private Transport start(String name, Recorder events) {
+        return start(name, events, MAX_FRAME_BYTES);
+    }
+
+    private Transport start(String name, Recorder events, long maxFrameBytes) {
         ThreadFactory threads = task -> {
             Thread thread = new Thread(task, "transport-test-" + name);
             thread.setDaemon(true);
             return thread;
         };
-        Transport transport = newTransport(name, MAX_FRAME_BYTES, threads);
+        Transport transport = newTransport(name, maxFrameBytes, threads);
         transports.add(transport);
         addresses.put(transport, transport.start(events));
         return transport;
@@ -184,6 +188,19 @@ public abstract class AbstractTransportTest {
                 e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
         toServer.send(message(2, "after"), failed());
         assertThat(text(serverEvents.message())).isEqualTo("after");
+    }
+
+    @Test
+    void aFrameOverTheReceiversLimitClosesTheConnection() throws Exception {
+        Recorder strictEvents = new Recorder();
+        Transport strict = start("strict", strictEvents, 4096);
+        Connection toStrict = client.connect(addresses.get(strict)).get(10, TimeUnit.SECONDS);
+        Connection accepted = strictEvents.accepted();
+        toStrict.send(message(1, "x".repeat(10_000)), error -> { }); // within the sender's limit
+        assertThat(strictEvents.closed()).isSameAs(accepted);
+        assertThat(strictEvents.closedCause).isNotNull();
+        assertThat(clientEvents.closed()).isSameAs(toStrict);
+        assertThat(strictEvents.messages).isEmpty();
     }
 
     @Test
