@@ -114,7 +114,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         };
     }
 
-    /** Starts an agent on the Netty transport; see {@link #start(WorkerInfo, int, RpcBackendOptions, Store, AutoCloseable, TransportFactory)}. */
+    /**
+     * Starts an agent on the Netty transport; see
+     * {@link #start(WorkerInfo, int, RpcBackendOptions, Store, AutoCloseable, TransportFactory)}.
+     */
     public static DefaultRpcAgent start(WorkerInfo self, int worldSize, RpcBackendOptions options, Store store,
                                         AutoCloseable storeOwner) {
         return start(self, worldSize, options, store, storeOwner, TransportFactory.NETTY);
