@@ -37,13 +37,30 @@ public final class Rpc {
     }
 
     /**
-     * Starts the process-wide agent (PyTorch's {@code init_rpc}). A negative rank or world size is
-     * read from {@code RANK} / {@code WORLD_SIZE}. Blocks until every worker has joined.
+     * Starts the process-wide agent with the backend the options belong to
+     * ({@link BackendType#NETTY} for {@link RpcBackendOptions}), as PyTorch infers it.
+     */
+    public static RpcAgent initRpc(String name, int rank, int worldSize, BackendOptions options) {
+        return initRpc(name, RpcAgents.inferBackend(options), rank, worldSize, options);
+    }
+
+    /**
+     * Starts the process-wide agent with {@code backend} and its default options
+     * ({@link BackendRegistry#constructRpcBackendOptions(BackendType)}).
+     */
+    public static RpcAgent initRpc(String name, BackendType backend, int rank, int worldSize) {
+        return initRpc(name, backend, rank, worldSize, BackendRegistry.constructRpcBackendOptions(backend));
+    }
+
+    /**
+     * Starts the process-wide agent (PyTorch's {@code init_rpc}) with any registered backend. A
+     * negative rank or world size is read from {@code RANK} / {@code WORLD_SIZE}. Blocks until
+     * every worker has joined.
      *
      * @throws RpcException {@link RpcException.Code#ILLEGAL_STATE} if RPC is already initialized
      *                      in this process; other codes for bad arguments or a failed rendezvous
      */
-    public static RpcAgent initRpc(String name, BackendType backend, int rank, int worldSize, RpcBackendOptions options) {
+    public static RpcAgent initRpc(String name, BackendType backend, int rank, int worldSize, BackendOptions options) {
         synchronized (LOCK) {
             if (global != null) {
                 throw new RpcException(RpcException.Code.ILLEGAL_STATE, "RPC is already initialized in this process"

@@ -1,6 +1,5 @@
 package dev.ferry.rpc;
 
-import dev.ferry.rpc.internal.agent.DefaultRpcAgent;
 import dev.ferry.rpc.store.PrefixStore;
 import dev.ferry.rpc.store.Rendezvous;
 import dev.ferry.rpc.store.RendezvousResult;
@@ -12,7 +11,8 @@ import java.util.regex.Pattern;
 
 /**
  * Starts independent {@link RpcAgent}s: PyTorch's {@code init_rpc} without the process-wide
- * state, so several agents can live in one JVM. {@link Rpc#initRpc} uses this too.
+ * state, so several agents can live in one JVM. {@link Rpc#initRpc} uses this too. The backend
+ * is any registered {@link BackendType}; the default is {@link BackendType#NETTY}.
  *
  * <pre>{@code
  * RpcBackendOptions options = RpcBackendOptions.builder().initMethod("tcp://127.0.0.1:29500").build();
@@ -28,31 +28,38 @@ public final class RpcAgents {
     private RpcAgents() {
     }
 
-    /** Starts an agent with the default backend; see {@link #start(String, BackendType, int, int, RpcBackendOptions)}. */
-    public static RpcAgent start(String name, int rank, int worldSize, RpcBackendOptions options) {
-        return start(name, BackendType.NETTY, rank, worldSize, options);
+    /**
+     * Starts an agent with the backend the options belong to: {@link BackendType#NETTY} for
+     * {@link RpcBackendOptions} (PyTorch infers TensorPipe the same way); see
+     * {@link #start(String, BackendType, int, int, BackendOptions)}.
+     *
+     * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} "Could not infer backend for
+     *                      options" for options of another type
+     */
+    public static RpcAgent start(String name, int rank, int worldSize, BackendOptions options) {
+        return start(name, inferBackend(options), rank, worldSize, options);
     }
 
     /**
-     * Starts an agent and returns once every worker of the group has joined. A negative rank or
-     * world size is read from the environment ({@code RANK}, {@code WORLD_SIZE}).
+     * Starts an agent and returns once every worker of the group has joined: rendezvous through
+     * the options' init method, then the backend's init handler
+     * ({@link BackendRegistry#initBackend}) on the rendezvous store. A negative rank or world size
+     * is read from the environment ({@code RANK}, {@code WORLD_SIZE}).
      *
      * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} for a bad name, rank or world
-     *                      size; {@link RpcException.Code#RENDEZVOUS_FAILED} when the group does not
+     *                      size, or options the backend does not take;
+     *                      {@link RpcException.Code#RENDEZVOUS_FAILED} when the group does not
      *                      form (duplicate names or ranks, ranks missing at the timeout)
      */
-    public static RpcAgent start(String name, BackendType backend, int rank, int worldSize, RpcBackendOptions options) {
+    public static RpcAgent start(String name, BackendType backend, int rank, int worldSize, BackendOptions options) {
         return start(name, backend, rank, worldSize, options, System.getenv());
     }
 
-    static RpcAgent start(String name, BackendType backend, int rank, int worldSize, RpcBackendOptions options,
+    static RpcAgent start(String name, BackendType backend, int rank, int worldSize, BackendOptions options,
                           Map<String, String> env) {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(backend, "backend");
         checkName(name);
-        if (!backend.equals(BackendType.NETTY)) {
-            throw invalid("unknown backend " + backend + "; Ferry has " + BackendType.NETTY);
-        }
         if (rank < -1 || worldSize < -1 || worldSize == 0) {
             throw invalid("rank must be -1 (from RANK) or at least 0 and world size -1 (from WORLD_SIZE) or at least 1;"
                     + " got rank " + rank + ", world size " + worldSize);
@@ -80,7 +87,21 @@ public final class RpcAgents {
         // Every worker of a group must use the same keys, so unlike PyTorch (one worker per
         // process) there is no per-process counter here; a file:// store must be fresh per group.
         Store store = new PrefixStore("rpc", joined.store());
-        return DefaultRpcAgent.start(new WorkerInfo(name, joined.rank()), joined.worldSize(), options, store, joined);
+        try {
+            return BackendRegistry.initBackend(backend, store, name, joined.rank(), joined.worldSize(), options);
+        } catch (RuntimeException | Error e) {
+            joined.close(); // idempotent: the agent may have closed it already
+            throw e;
+        }
+    }
+
+    /** The backend whose options these are: PyTorch infers TensorPipe from its options type. */
+    static BackendType inferBackend(BackendOptions options) {
+        Objects.requireNonNull(options, "options");
+        if (options instanceof RpcBackendOptions) {
+            return BackendType.NETTY;
+        }
+        throw invalid("Could not infer backend for options " + options + "; pass the backend explicitly");
     }
 
     private static void checkName(String name) {

@@ -5,12 +5,17 @@ import dev.ferry.rpc.spi.SerializationExtension;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
- * Options of an RPC agent (PyTorch's {@code TensorPipeRpcBackendOptions}). Immutable; build with
- * {@link #builder()} or derive with {@link #toBuilder()}.
+ * Options of the built-in backends, {@link BackendType#NETTY} and {@link BackendType#IN_PROCESS}
+ * (PyTorch's {@code TensorPipeRpcBackendOptions}; {@link BackendOptions} is PyTorch's base
+ * {@code RpcBackendOptions}). Immutable; build with {@link #builder()} or derive with
+ * {@link #toBuilder()}. The in-process backend ignores {@code listenHost}.
  *
  * <pre>{@code
  * RpcBackendOptions options = RpcBackendOptions.builder()
@@ -37,9 +42,17 @@ import java.util.Objects;
  *   <tr><td>allowedClassPrefixes</td><td>none (all but known-dangerous)</td><td>classes a peer may make this worker
  *       instantiate</td></tr>
  *   <tr><td>allowedFunctionPrefixes</td><td>none (all but the JDK's)</td><td>classes whose methods a peer may call</td></tr>
+ *   <tr><td>deviceMaps</td><td>empty</td><td>per destination worker, which local device maps to which of
+ *       its devices ({@link Builder#setDeviceMap}); checked one-to-one when set and against the group at
+ *       initialization</td></tr>
+ *   <tr><td>devices</td><td>empty</td><td>the devices this worker uses ({@link Builder#setDevices})</td></tr>
  * </table>
+ *
+ * <p>Ferry's tensors are CPU-only: {@code "cpu"} is the only device, so the only device map is
+ * {@code {"cpu": "cpu"}}. Any other device ({@code "cuda:0"}, {@code "0"}) is rejected with
+ * {@link RpcException.Code#INVALID_ARGUMENT} instead of being ignored.
  */
-public final class RpcBackendOptions {
+public final class RpcBackendOptions implements BackendOptions {
     /** Default call timeout, as PyTorch's. */
     public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_NUM_WORKER_THREADS = 16;
@@ -56,6 +69,8 @@ public final class RpcBackendOptions {
     private final List<String> allowedFunctionPrefixes;
     private final List<CallInterceptor> interceptors;
     private final List<SerializationExtension> serializationExtensions;
+    private final Map<String, Map<String, String>> deviceMaps;
+    private final List<String> devices;
 
     private RpcBackendOptions(Builder b) {
         this.initMethod = b.initMethod;
@@ -70,6 +85,10 @@ public final class RpcBackendOptions {
         this.allowedFunctionPrefixes = List.copyOf(b.allowedFunctionPrefixes);
         this.interceptors = List.copyOf(b.interceptors);
         this.serializationExtensions = List.copyOf(b.serializationExtensions);
+        Map<String, Map<String, String>> maps = new LinkedHashMap<>();
+        b.deviceMaps.forEach((to, map) -> maps.put(to, Collections.unmodifiableMap(new LinkedHashMap<>(map))));
+        this.deviceMaps = Collections.unmodifiableMap(maps);
+        this.devices = b.devices;
     }
 
     public static Builder builder() {
@@ -85,15 +104,18 @@ public final class RpcBackendOptions {
         return new Builder(this);
     }
 
+    @Override
     public String initMethod() {
         return initMethod;
     }
 
+    @Override
     public Duration rpcTimeout() {
         return rpcTimeout;
     }
 
     /** How long rendezvous waits for all ranks: the explicit value, else the rpcTimeout. */
+    @Override
     public Duration rendezvousTimeout() {
         return rendezvousTimeout != null ? rendezvousTimeout : rpcTimeout;
     }
@@ -134,6 +156,16 @@ public final class RpcBackendOptions {
         return serializationExtensions;
     }
 
+    /** Per destination worker name, which local device maps to which device there. Unmodifiable. */
+    public Map<String, Map<String, String>> deviceMaps() {
+        return deviceMaps;
+    }
+
+    /** The devices this worker uses; empty means all (which in Ferry is the CPU). */
+    public List<String> devices() {
+        return devices;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -154,6 +186,8 @@ public final class RpcBackendOptions {
         private final List<String> allowedFunctionPrefixes = new ArrayList<>();
         private final List<CallInterceptor> interceptors = new ArrayList<>();
         private final List<SerializationExtension> serializationExtensions = new ArrayList<>();
+        private final Map<String, Map<String, String>> deviceMaps = new LinkedHashMap<>();
+        private List<String> devices = List.of();
 
         private Builder() {
         }
@@ -171,6 +205,8 @@ public final class RpcBackendOptions {
             allowedFunctionPrefixes.addAll(o.allowedFunctionPrefixes);
             interceptors.addAll(o.interceptors);
             serializationExtensions.addAll(o.serializationExtensions);
+            deviceMaps.putAll(o.deviceMaps);
+            devices = o.devices;
         }
 
         private static String defaultListenHost() {
@@ -240,6 +276,39 @@ public final class RpcBackendOptions {
 
         public Builder addSerializationExtension(SerializationExtension extension) {
             serializationExtensions.add(Objects.requireNonNull(extension, "extension"));
+            return this;
+        }
+
+        /**
+         * Adds to the device map for calls to worker {@code to} (PyTorch's {@code set_device_map}):
+         * tensors on a key device here arrive on the value device there. Mappings must stay
+         * one-to-one, with the entries already set for {@code to} too; only {@code "cpu"} exists.
+         *
+         * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} for a mapping that is not
+         *                      one-to-one, a negative device index, or a device other than the CPU
+         */
+        public Builder setDeviceMap(String to, Map<String, String> deviceMap) {
+            Objects.requireNonNull(to, "to");
+            Objects.requireNonNull(deviceMap, "deviceMap");
+            deviceMaps.put(to, Devices.merge(to, deviceMaps.getOrDefault(to, Map.of()), deviceMap));
+            return this;
+        }
+
+        /** Replaces every device map (PyTorch's {@code device_maps=} argument); checked as {@link #setDeviceMap}. */
+        public Builder deviceMaps(Map<String, Map<String, String>> maps) {
+            Map<String, Map<String, String>> checked = new LinkedHashMap<>();
+            maps.forEach((to, map) -> checked.put(Objects.requireNonNull(to, "to"), Devices.merge(to, Map.of(), map)));
+            deviceMaps.clear();
+            deviceMaps.putAll(checked);
+            return this;
+        }
+
+        /**
+         * The devices this worker uses (PyTorch's {@code set_devices}); no duplicates, and only
+         * {@code "cpu"} exists.
+         */
+        public Builder setDevices(List<String> value) {
+            this.devices = Devices.checkList(Objects.requireNonNull(value, "devices"));
             return this;
         }
 

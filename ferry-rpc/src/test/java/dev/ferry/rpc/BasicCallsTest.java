@@ -4,6 +4,7 @@ import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
@@ -15,22 +16,28 @@ import java.util.Map;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+/** Runs on the default backend; {@link InProcessBasicCallsTest} runs the same on the in-process one. */
 @Timeout(60)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BasicCallsTest {
-    private static LocalCluster cluster;
+    private LocalCluster cluster;
 
     record Point(int x, int y) {
     }
 
     enum Color { RED, GREEN }
 
+    BackendType backend() {
+        return BackendType.NETTY;
+    }
+
     @BeforeAll
-    static void start() {
-        cluster = LocalCluster.start(3);
+    void start() {
+        cluster = LocalCluster.start(3, backend());
     }
 
     @AfterAll
-    static void stop() {
+    void stop() {
         cluster.close();
     }
 

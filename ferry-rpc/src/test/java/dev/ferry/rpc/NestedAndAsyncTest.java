@@ -4,6 +4,7 @@ import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
@@ -15,19 +16,25 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Nested calls never deadlock a worker, whatever numWorkerThreads is: this cluster runs with ONE
- * worker thread, where PyTorch deadlocks (WORKLOADS.md W7b).
+ * worker thread, where PyTorch deadlocks (WORKLOADS.md W7b). {@link InProcessNestedAndAsyncTest}
+ * runs the same on the in-process backend.
  */
 @Timeout(60)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class NestedAndAsyncTest {
-    private static LocalCluster cluster;
+    private LocalCluster cluster;
+
+    BackendType backend() {
+        return BackendType.NETTY;
+    }
 
     @BeforeAll
-    static void start() {
-        cluster = LocalCluster.start(3, b -> b.numWorkerThreads(1).rpcTimeout(Duration.ofSeconds(20)));
+    void start() {
+        cluster = LocalCluster.start(3, backend(), b -> b.numWorkerThreads(1).rpcTimeout(Duration.ofSeconds(20)));
     }
 
     @AfterAll
-    static void stop() {
+    void stop() {
         cluster.close();
     }
 

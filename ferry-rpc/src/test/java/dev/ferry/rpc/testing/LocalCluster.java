@@ -1,9 +1,9 @@
 package dev.ferry.rpc.testing;
 
+import dev.ferry.rpc.BackendRegistry;
+import dev.ferry.rpc.BackendType;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcBackendOptions;
-import dev.ferry.rpc.WorkerInfo;
-import dev.ferry.rpc.internal.agent.DefaultRpcAgent;
 import dev.ferry.rpc.store.TcpStore;
 import dev.ferry.rpc.store.TcpStoreServer;
 
@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 /**
- * N workers in this JVM, connected over loopback TCP, for tests. Closing shuts them all down
+ * N workers in this JVM, connected over loopback TCP (or, with {@link BackendType#IN_PROCESS}, in
+ * process), for tests. Workers are started through {@link BackendRegistry#initBackend}, as
+ * {@code initRpc} starts them. Closing shuts them all down
  * gracefully, in parallel, with a bounded wait, and then the store.
  *
  * <pre>{@code
@@ -42,6 +44,15 @@ public final class LocalCluster implements AutoCloseable {
     }
 
     public static LocalCluster start(int worldSize, UnaryOperator<RpcBackendOptions.Builder> options) {
+        return start(worldSize, BackendType.NETTY, options);
+    }
+
+    public static LocalCluster start(int worldSize, BackendType backend) {
+        return start(worldSize, backend, b -> b);
+    }
+
+    public static LocalCluster start(int worldSize, BackendType backend,
+                                     UnaryOperator<RpcBackendOptions.Builder> options) {
         TcpStoreServer server = TcpStoreServer.start("127.0.0.1", 0);
         int port = server.address().getPort();
         RpcBackendOptions opts = options.apply(RpcBackendOptions.builder()
@@ -51,10 +62,10 @@ public final class LocalCluster implements AutoCloseable {
         List<java.util.concurrent.CompletableFuture<RpcAgent>> starting = new ArrayList<>();
         try {
             for (int rank = 0; rank < worldSize; rank++) {
-                WorkerInfo self = new WorkerInfo("worker" + rank, rank);
+                int r = rank;
                 starting.add(java.util.concurrent.CompletableFuture.supplyAsync(() -> {
                     TcpStore store = TcpStore.connect("127.0.0.1", port, STEP);
-                    return DefaultRpcAgent.start(self, worldSize, opts, store, store);
+                    return BackendRegistry.initBackend(backend, store, "worker" + r, r, worldSize, opts);
                 }, starter));
             }
             // fails as soon as any worker fails, so the first error is the one reported

@@ -23,8 +23,8 @@ import dev.ferry.rpc.internal.serial.WireTypes;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
 import dev.ferry.rpc.internal.transport.Connection;
-import dev.ferry.rpc.internal.transport.NettyTransport;
 import dev.ferry.rpc.internal.transport.Transport;
+import dev.ferry.rpc.internal.transport.TransportFactory;
 import dev.ferry.rpc.internal.transport.TransportListener;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
@@ -91,7 +91,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private PeerConnections connections;
     private IncomingCalls incoming;
 
-    private DefaultRpcAgent(WorkerInfo self, RpcBackendOptions options, Store store, AutoCloseable storeOwner) {
+    private DefaultRpcAgent(WorkerInfo self, RpcBackendOptions options, Store store, AutoCloseable storeOwner,
+                            TransportFactory transports) {
         this.self = self;
         this.options = options;
         this.store = store;
@@ -108,8 +109,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
-        this.transport = new NettyTransport(options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(),
-                runnable -> io.newThread(bindCurrent(runnable)));
+        this.transport = transports.create(options, self.name(), runnable -> io.newThread(bindCurrent(runnable)));
         this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(bindCurrent(runnable), "ferry-timer-" + self.name());
             thread.setDaemon(true);
@@ -126,12 +126,22 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     /**
-     * Starts an agent: listens, joins the group through {@code store}, and returns once every
-     * worker has joined. Closes {@code storeOwner} on failure and at shutdown.
+     * Starts an agent on the Netty transport; see
+     * {@link #start(WorkerInfo, int, RpcBackendOptions, Store, AutoCloseable, TransportFactory)}.
      */
     public static DefaultRpcAgent start(WorkerInfo self, int worldSize, RpcBackendOptions options, Store store,
                                         AutoCloseable storeOwner) {
-        DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner);
+        return start(self, worldSize, options, store, storeOwner, TransportFactory.NETTY);
+    }
+
+    /**
+     * Starts an agent: listens on a transport from {@code transports}, joins the group through
+     * {@code store}, and returns once every worker has joined. Closes {@code storeOwner} on
+     * failure and at shutdown.
+     */
+    public static DefaultRpcAgent start(WorkerInfo self, int worldSize, RpcBackendOptions options, Store store,
+                                        AutoCloseable storeOwner, TransportFactory transports) {
+        DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner, transports);
         try {
             agent.join(worldSize);
             return agent;

@@ -1,0 +1,21 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcBackendOptions;
+
+import java.util.concurrent.ThreadFactory;
+
+/**
+ * Makes an agent's {@link Transport}; each built-in backend is the agent plus one of these.
+ * {@code threads} makes the transport's threads: the agent's, which must never block.
+ */
+@FunctionalInterface
+public interface TransportFactory {
+    /** TCP through Netty, listening on the options' listen host and a free port. */
+    TransportFactory NETTY = (options, workerName, threads) -> new NettyTransport(options.listenHost(), 0,
+            options.ioThreads(), options.maxMessageBytes(), threads);
+    /** Every worker in this JVM, no sockets. */
+    TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
+            options.maxMessageBytes(), threads);
+
+    Transport create(RpcBackendOptions options, String workerName, ThreadFactory threads);
+}

@@ -1,0 +1,318 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.serial.ClassPolicy;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.serial.ObjectCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.HeaderKey;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The contract every {@link Transport} keeps (grpc's {@code AbstractTransportTest}): subclasses
+ * only say how to make one. What the agent relies on is here: accepted connections are reported
+ * before their messages, messages of one connection arrive in order and as sent, a close is
+ * reported on both sides after what was sent before it, and a send on a closed connection fails.
+ */
+@Timeout(60)
+public abstract class AbstractTransportTest {
+    protected static final long MAX_FRAME_BYTES = 16L << 20;
+    private static final HeaderKey<String> TAG = HeaderKey.ofString("tag");
+
+    private final List<Transport> transports = new ArrayList<>();
+    private final Map<Transport, String> addresses = new HashMap<>();
+    private final List<Throwable> sendFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private Recorder serverEvents;
+    private Recorder clientEvents;
+    private Transport server;
+    private Transport client;
+    private String serverAddress;
+
+    /** A new, unstarted transport. */
+    protected abstract Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads);
+
+    /** An address nothing listens on. */
+    protected abstract String unreachableAddress() throws Exception;
+
+    @BeforeEach
+    void startTransports() {
+        serverEvents = new Recorder();
+        clientEvents = new Recorder();
+        server = start("server", serverEvents);
+        client = start("client", clientEvents);
+        serverAddress = addresses.get(server);
+    }
+
+    private Transport start(String name, Recorder events) {
+        return start(name, events, MAX_FRAME_BYTES);
+    }
+
+    private Transport start(String name, Recorder events, long maxFrameBytes) {
+        ThreadFactory threads = task -> {
+            Thread thread = new Thread(task, "transport-test-" + name);
+            thread.setDaemon(true);
+            return thread;
+        };
+        Transport transport = newTransport(name, maxFrameBytes, threads);
+        transports.add(transport);
+        addresses.put(transport, transport.start(events));
+        return transport;
+    }
+
+    @AfterEach
+    void closeTransports() {
+        transports.forEach(Transport::close);
+        assertThat(sendFailures).as("sends reported as failed").isEmpty();
+    }
+
+    @Test
+    void connectReportsAcceptedAndMessagesGoBothWays() throws Exception {
+        Connection toServer = connect();
+        Connection accepted = serverEvents.accepted();
+        toServer.send(new OutboundMessage(MessageKind.CALL, 7, CallHeaders.empty().with(TAG, "h1"), payload("ping")),
+                failed());
+        InboundMessage ping = serverEvents.message();
+        assertThat(ping.kind()).isEqualTo(MessageKind.CALL);
+        assertThat(ping.id()).isEqualTo(7);
+        assertThat(ping.headers().get(TAG)).isEqualTo("h1");
+        assertThat(text(ping)).isEqualTo("ping");
+        assertThat(serverEvents.lastConnection).isSameAs(accepted);
+
+        accepted.attach("the client");
+        accepted.send(new OutboundMessage(MessageKind.REPLY, 7, CallHeaders.empty(), payload("pong")), failed());
+        InboundMessage pong = clientEvents.message();
+        assertThat(pong.kind()).isEqualTo(MessageKind.REPLY);
+        assertThat(text(pong)).isEqualTo("pong");
+        assertThat(clientEvents.lastConnection).isSameAs(toServer);
+        assertThat(accepted.attachment()).isEqualTo("the client");
+        assertThat(toServer.isActive()).isTrue();
+        assertThat(accepted.isActive()).isTrue();
+    }
+
+    @Test
+    void aTransportCanConnectToItself() throws Exception {
+        Connection self = client.connect(addresses.get(client)).get(10, TimeUnit.SECONDS);
+        clientEvents.accepted();
+        self.send(message(1, "me"), failed());
+        assertThat(text(clientEvents.message())).isEqualTo("me");
+    }
+
+    @Test
+    void messagesOfOneConnectionArriveInOrder() throws Exception {
+        Connection toServer = connect();
+        for (int i = 0; i < 2000; i++) {
+            toServer.send(message(i, "m" + i), failed());
+        }
+        for (int i = 0; i < 2000; i++) {
+            InboundMessage received = serverEvents.message();
+            assertThat(received.id()).isEqualTo(i);
+            assertThat(text(received)).isEqualTo("m" + i);
+        }
+    }
+
+    @Test
+    void concurrentSendersLoseNothingAndKeepEachSendersOrder() throws Exception {
+        Connection toServer = connect();
+        int senders = 8;
+        int each = 250;
+        ExecutorService pool = Executors.newFixedThreadPool(senders);
+        try {
+            for (int s = 0; s < senders; s++) {
+                int sender = s;
+                pool.execute(() -> {
+                    for (int i = 0; i < each; i++) {
+                        toServer.send(message(sender * 1_000_000L + i, "s" + sender), failed());
+                    }
+                });
+            }
+            long[] next = new long[senders];
+            for (int n = 0; n < senders * each; n++) {
+                long id = serverEvents.message().id();
+                int sender = (int) (id / 1_000_000);
+                assertThat(id % 1_000_000).as("sender %d's order", sender).isEqualTo(next[sender]);
+                next[sender]++;
+            }
+            assertThat(next).containsOnly(each);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void largeMessageWithOutOfBandBuffersArrivesIntact() throws Exception {
+        ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+        float[] big = new float[1 << 20];
+        for (int i = 0; i < big.length; i++) {
+            big[i] = i * 0.25f;
+        }
+        List<Object> value = List.of("head", big, new byte[300_000]);
+        EncodedPayload payload = codec.encode(value);
+        assertThat(payload.outOfBand()).hasSize(2);
+        connect().send(new OutboundMessage(MessageKind.CALL, 1, CallHeaders.empty(), payload), failed());
+        InboundMessage received = serverEvents.message();
+        assertThat(received.outOfBand()).hasSize(2);
+        List<?> back = (List<?>) codec.decode(received.inBand(), received.outOfBand());
+        assertThat(back.get(0)).isEqualTo("head");
+        assertThat((float[]) back.get(1)).isEqualTo(big);
+        assertThat((byte[]) back.get(2)).hasSize(300_000);
+    }
+
+    @Test
+    void oversizedMessageIsThrownAtTheSenderAndTheConnectionStaysUsable() throws Exception {
+        Connection toServer = connect();
+        OutboundMessage huge = new OutboundMessage(MessageKind.CALL, 1, CallHeaders.empty(),
+                new EncodedPayload(new byte[(int) MAX_FRAME_BYTES + 1], List.of()));
+        assertThatThrownBy(() -> toServer.send(huge, failed())).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
+        toServer.send(message(2, "after"), failed());
+        assertThat(text(serverEvents.message())).isEqualTo("after");
+    }
+
+    @Test
+    void aFrameOverTheReceiversLimitClosesTheConnection() throws Exception {
+        Recorder strictEvents = new Recorder();
+        Transport strict = start("strict", strictEvents, 4096);
+        Connection toStrict = client.connect(addresses.get(strict)).get(10, TimeUnit.SECONDS);
+        Connection accepted = strictEvents.accepted();
+        toStrict.send(message(1, "x".repeat(10_000)), error -> { }); // within the sender's limit
+        assertThat(strictEvents.closed()).isSameAs(accepted);
+        assertThat(strictEvents.closedCause).isNotNull();
+        assertThat(clientEvents.closed()).isSameAs(toStrict);
+        assertThat(strictEvents.messages).isEmpty();
+    }
+
+    @Test
+    void closeIsReportedOnBothSidesAfterWhatWasSentBeforeIt() throws Exception {
+        Connection toServer = connect();
+        Connection accepted = serverEvents.accepted();
+        for (int i = 0; i < 100; i++) {
+            toServer.send(message(i, "before close"), failed());
+        }
+        toServer.close();
+        for (int i = 0; i < 100; i++) {
+            assertThat(serverEvents.message().id()).isEqualTo(i);
+        }
+        assertThat(serverEvents.closed()).isSameAs(accepted);
+        assertThat(serverEvents.closedCause).isNull();
+        assertThat(clientEvents.closed()).isSameAs(toServer);
+        assertThat(toServer.isActive()).isFalse();
+        assertThat(accepted.isActive()).isFalse();
+    }
+
+    @Test
+    void sendAfterCloseReportsAFailure() throws Exception {
+        Connection toServer = connect();
+        toServer.close();
+        clientEvents.closed();
+        CompletableFuture<Throwable> failure = new CompletableFuture<>();
+        toServer.send(message(1, "too late"), failure::complete);
+        assertThat(failure.get(10, TimeUnit.SECONDS)).isNotNull();
+        assertThat(toServer.isActive()).isFalse();
+    }
+
+    @Test
+    void closingTheServerTransportClosesItsPeersConnections() throws Exception {
+        Connection toServer = connect();
+        Connection accepted = serverEvents.accepted();
+        server.close();
+        assertThat(clientEvents.closed()).isSameAs(toServer);
+        assertThat(serverEvents.closed()).isSameAs(accepted);
+        assertThat(client.connect(serverAddress)).failsWithin(15, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void connectingToAnAddressNobodyListensOnFails() throws Exception {
+        assertThat(client.connect(unreachableAddress())).failsWithin(15, TimeUnit.SECONDS)
+                .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                .withCauseInstanceOf(RpcException.class);
+    }
+
+    private Connection connect() throws Exception {
+        return client.connect(serverAddress).get(10, TimeUnit.SECONDS);
+    }
+
+    private static OutboundMessage message(long id, String text) {
+        return new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), payload(text));
+    }
+
+    private static EncodedPayload payload(String text) {
+        return new EncodedPayload(text.getBytes(StandardCharsets.UTF_8), List.of());
+    }
+
+    private static String text(InboundMessage message) {
+        return StandardCharsets.UTF_8.decode(message.inBand().duplicate()).toString();
+    }
+
+    /** A failure callback for sends that must succeed; checked after each test. */
+    private java.util.function.Consumer<Throwable> failed() {
+        return sendFailures::add;
+    }
+
+    /** What a transport reported, in order; each wait is bounded. */
+    private static final class Recorder implements TransportListener {
+        private final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
+        private final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
+        private final BlockingQueue<Connection> closed = new LinkedBlockingQueue<>();
+        private volatile Connection lastConnection;
+        private volatile Throwable closedCause;
+
+        @Override
+        public void onAccepted(Connection connection) {
+            accepted.add(connection);
+        }
+
+        @Override
+        public void onMessage(Connection connection, InboundMessage message) {
+            lastConnection = connection;
+            messages.add(message);
+        }
+
+        @Override
+        public void onClosed(Connection connection, Throwable cause) {
+            closedCause = cause;
+            closed.add(connection);
+        }
+
+        Connection accepted() throws InterruptedException {
+            return take(accepted, "an accepted connection");
+        }
+
+        InboundMessage message() throws InterruptedException {
+            return take(messages, "a message");
+        }
+
+        Connection closed() throws InterruptedException {
+            return take(closed, "a closed connection");
+        }
+
+        private static <T> T take(BlockingQueue<T> queue, String what) throws InterruptedException {
+            T value = queue.poll(10, TimeUnit.SECONDS);
+            if (value == null) {
+                throw new AssertionError("no " + what + " within 10 s");
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,16 @@
+package dev.ferry.rpc.internal.transport;
+
+import java.util.concurrent.ThreadFactory;
+
+/** The transport contract in process. */
+class LocalTransportTest extends AbstractTransportTest {
+    @Override
+    protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
+        return new LocalTransport(name, 2, maxFrameBytes, threads);
+    }
+
+    @Override
+    protected String unreachableAddress() {
+        return "local:nobody/0";
+    }
+}

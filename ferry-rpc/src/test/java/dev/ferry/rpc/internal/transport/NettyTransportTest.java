@@ -1,0 +1,21 @@
+package dev.ferry.rpc.internal.transport;
+
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.concurrent.ThreadFactory;
+
+/** The transport contract over loopback TCP. */
+class NettyTransportTest extends AbstractTransportTest {
+    @Override
+    protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
+        return new NettyTransport("127.0.0.1", 0, 1, maxFrameBytes, threads);
+    }
+
+    @Override
+    protected String unreachableAddress() throws Exception {
+        // A port that was free a moment ago: connecting is refused at once.
+        try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return "127.0.0.1:" + probe.getLocalPort();
+        }
+    }
+}
