@@ -76,12 +76,18 @@ public final class Driver {
     return this;
   }
 
-  /** The metrics of the given ranks' results, flattened and merged in rank order. */
+  /**
+   * The metrics of the given ranks' results, flattened and merged in rank order; {@code
+   * error_texts} (error message to count) is not a metric and stays in {@code runs_full}, where
+   * report.py finds it.
+   */
   public static Function<Map<Integer, Map<String, Object>>, Map<String, Double>> mergeRanks(int... ranks) {
     return results -> {
       Map<String, Double> out = new LinkedHashMap<>();
       for (int r : ranks) {
-        out.putAll(RunAggregate.flatten(results.getOrDefault(r, Map.of())));
+        Map<String, Object> reported = new LinkedHashMap<>(results.getOrDefault(r, Map.of()));
+        reported.remove("error_texts");
+        out.putAll(RunAggregate.flatten(reported));
       }
       return out;
     };
