@@ -61,7 +61,8 @@ public final class BenchMain {
     } catch (IllegalArgumentException e) {
       System.err.println("ferry bench: " + e.getMessage());
       System.err.print(USAGE);
-      throw e;
+      System.exit(2);
+      return;
     }
     if (command == null) {
       System.out.print(USAGE);
@@ -152,8 +153,10 @@ public final class BenchMain {
     try {
       main = Class.forName(COMPUTE_MAIN).getMethod("main", String[].class);
     } catch (ClassNotFoundException e) {
-      throw new IllegalStateException("ferry bench compute: " + COMPUTE_MAIN + " is not on the class path;"
-          + " this build of ferry-bench does not include the compute benchmark", e);
+      System.err.println("ferry bench compute: " + COMPUTE_MAIN + " is not on the class path;"
+          + " this build of ferry-bench does not include the compute benchmark (package dev.ferry.bench.compute)");
+      System.exit(2);
+      return;
     }
     try {
       main.invoke(null, (Object) args);
