@@ -4,6 +4,7 @@ import dev.ferry.bench.harness.BenchOptions;
 import dev.ferry.bench.workload.W1Latency;
 import dev.ferry.bench.workload.W2AsyncThroughput;
 import dev.ferry.bench.workload.W3TensorEcho;
+import dev.ferry.bench.workload.W4RRef;
 import dev.ferry.bench.workload.W6InitShutdown;
 import dev.ferry.bench.workload.W7Nested;
 import java.lang.reflect.InvocationTargetException;
@@ -22,7 +23,7 @@ import java.util.Set;
  *
  * <pre>
  * ./ferry bench w1 --repeats 5                 # W1, 5 runs, results in bench-results/w1_latency.json
- * ./ferry bench all --out /tmp/ferry-results   # W1, W2, W3, W6, W7
+ * ./ferry bench all --out /tmp/ferry-results   # W1, W2, W3, W4, W6, W7
  * ./ferry bench w7 --parts chain               # W7a only
  * ./ferry bench compute ...                    # local compute benchmark, if built in
  * </pre>
@@ -33,7 +34,7 @@ public final class BenchMain {
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
                                      [--parts chain,probe_sync,probe_async]
              ferry bench compute ARGS...
-        WORKLOAD   w1 | w2 | w3 | w6 | w7 | all (= w1 w2 w3 w6 w7); see bench/WORKLOADS.md
+        WORKLOAD   w1 | w2 | w3 | w4 | w6 | w7 | all (= w1 w2 w3 w4 w6 w7); see bench/WORKLOADS.md
         --repeats  independent runs, fresh worker JVMs each (default 5)
         --quick    tiny counts, to smoke-test the harness (writes *_quick.json)
         --out      result folder (default bench-results/)
@@ -42,7 +43,7 @@ public final class BenchMain {
         compute    runs dev.ferry.bench.compute.LocalComputeBench with ARGS, when it is built in
       """;
 
-  static final List<String> ALL = List.of("w1", "w2", "w3", "w6", "w7");
+  static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w6", "w7");
   static final String COMPUTE_MAIN = "dev.ferry.bench.compute.LocalComputeBench";
 
   private BenchMain() {}
@@ -75,6 +76,7 @@ public final class BenchMain {
         case "w1" -> W1Latency.run(command.options());
         case "w2" -> W2AsyncThroughput.run(command.options());
         case "w3" -> W3TensorEcho.run(command.options());
+        case "w4" -> W4RRef.run(command.options());
         case "w6" -> W6InitShutdown.run(command.options());
         case "w7" -> W7Nested.run(command.options(), command.parts());
         default -> throw new IllegalStateException("unknown workload " + w);
@@ -113,7 +115,7 @@ public final class BenchMain {
           }
           if (!ALL.contains(a)) {
             throw new IllegalArgumentException("unknown workload '" + a + "' (expected one of " + ALL
-                + ", all or compute; W4 and W5 are not implemented by this harness)");
+                + ", all or compute; W5 needs distributed autograd, not implemented yet)");
           }
           workloads.add(a);
         }

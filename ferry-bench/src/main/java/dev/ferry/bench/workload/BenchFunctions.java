@@ -35,4 +35,14 @@ public final class BenchFunctions {
   public static RpcFuture<Integer> asyncRelay(String to, int x) {
     return Rpc.rpcAsync(to, BenchFunctions::noop, x);
   }
+
+  /**
+   * W4 drain probe, run on the owner: its RRef counters and its resident memory (VmRSS, MiB).
+   */
+  public static java.util.Map<String, Double> rrefDebug() {
+    java.util.Map<String, String> info = Rpc.current().getDebugInfo();
+    return java.util.Map.of(
+        "num_owner_rrefs", Double.parseDouble(info.get("rref.num_owner_rrefs")),
+        "rss_mib", Timing.rssMib());
+  }
 }

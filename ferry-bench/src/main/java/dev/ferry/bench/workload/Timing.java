@@ -23,4 +23,18 @@ final class Timing {
     long wall = System.nanoTime() - wall0;
     return 100.0 * cpu / wall;
   }
+
+  /** This process's resident memory (VmRSS of /proc/self/status) in MiB; -1 where unavailable. */
+  static double rssMib() {
+    try {
+      for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+        if (line.startsWith("VmRSS:")) {
+          return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024.0;
+        }
+      }
+    } catch (java.io.IOException | NumberFormatException e) {
+      return -1;
+    }
+    return -1;
+  }
 }
