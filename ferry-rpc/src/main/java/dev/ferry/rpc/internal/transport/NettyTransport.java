@@ -58,6 +58,7 @@ public final class NettyTransport implements Transport {
     private final ChannelGroup channels;
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
+    private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
 
@@ -67,7 +68,11 @@ public final class NettyTransport implements Transport {
         this.maxFrameBytes = maxFrameBytes;
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory ioHandler = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        this.group = new MultiThreadIoEventLoopGroup(ioThreads, threads, ioHandler);
+        this.group = new MultiThreadIoEventLoopGroup(ioThreads, runnable -> {
+            Thread thread = threads.newThread(runnable);
+            ioThreadsStarted.add(thread);
+            return thread;
+        }, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
@@ -134,6 +139,16 @@ public final class NettyTransport implements Transport {
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
+            // The group reports termination just before its threads return: wait for them, so a
+            // closed transport has no thread left (leak checks count them).
+            for (Thread thread : ioThreadsStarted) {
+                try {
+                    thread.join(5_000);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
         }
     }
 

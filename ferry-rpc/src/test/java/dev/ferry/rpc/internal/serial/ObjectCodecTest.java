@@ -1,0 +1,81 @@
+package dev.ferry.rpc.internal.serial;
+
+import dev.ferry.rpc.RpcException;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ObjectCodecTest {
+    record Sample(String name, float[] weights, byte[] blob, ByteBuffer direct, int small) {
+    }
+
+    record Secret(String value) {
+    }
+
+    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+
+    private static Object roundTrip(ObjectCodec codec, EncodedPayload payload) {
+        List<ByteBuffer> outOfBand = payload.outOfBand().stream().map(b -> {
+            ByteBuffer copy = ByteBuffer.allocate(b.totalBytes());
+            b.writeTo(org.apache.fory.memory.MemoryBuffer.fromByteBuffer(copy));
+            return copy;
+        }).toList();
+        return codec.decode(ByteBuffer.wrap(payload.inBand()), outOfBand);
+    }
+
+    @Test
+    void largeBinaryBuffersTravelOutOfBand() {
+        float[] weights = new float[1 << 18]; // 1 MiB
+        weights[weights.length - 1] = 3.5f;
+        byte[] blob = new byte[1 << 20];
+        blob[7] = 9;
+        ByteBuffer direct = ByteBuffer.allocateDirect(1 << 20);
+        direct.put(5, (byte) 4);
+        Sample sample = new Sample("s", weights, blob, direct, 42);
+        EncodedPayload payload = CODEC.encode(sample);
+        assertThat(payload.outOfBand()).hasSize(3);
+        assertThat(payload.inBand().length).isLessThan(1024); // the megabytes are not in the stream
+        Sample back = (Sample) roundTrip(CODEC, payload);
+        assertThat(back.weights()).hasSize(weights.length);
+        assertThat(back.weights()[weights.length - 1]).isEqualTo(3.5f);
+        assertThat(back.blob()[7]).isEqualTo((byte) 9);
+        assertThat(back.direct().get(5)).isEqualTo((byte) 4);
+        assertThat(back.small()).isEqualTo(42);
+    }
+
+    @Test
+    void smallBuffersStayInBand() {
+        EncodedPayload payload = CODEC.encode(new int[] {1, 2, 3});
+        assertThat(payload.outOfBand()).isEmpty();
+        assertThat((int[]) roundTrip(CODEC, payload)).containsExactly(1, 2, 3);
+    }
+
+    @Test
+    void classesOutsideTheAllowListAreRefusedOnDecode() {
+        ObjectCodec strict = new ObjectCodec(new ClassPolicy(List.of("com.example.")), List.of(), 64 * 1024);
+        EncodedPayload payload = CODEC.encode(new Secret("x"));
+        assertThatThrownBy(() -> roundTrip(strict, payload)).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR));
+    }
+
+    @Test
+    void knownGadgetClassesAreRefused() {
+        ClassPolicy policy = new ClassPolicy(List.of());
+        assertThat(policy.isAllowed("java.lang.ProcessBuilder")).isFalse();
+        assertThat(policy.isAllowed("org.apache.commons.collections.functors.InvokerTransformer")).isFalse();
+        assertThat(policy.isAllowed("javax.naming.InitialContext")).isFalse();
+        assertThat(policy.isAllowed("java.util.ArrayList")).isTrue();
+        assertThat(policy.isAllowed("[Ljava.lang.String;")).isTrue();
+    }
+
+    @Test
+    void garbageBytesAreASerializationError() {
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(new byte[] {1, 2, 3, 4, 5}), List.of()))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR));
+    }
+}
