@@ -61,18 +61,18 @@ final class AgentRRefHost implements RRefHost {
 
     @Override
     public RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
-        return agent.invokeSystem(owner, FORK_REQUEST,
+        return agent.invokeInline(owner, FORK_REQUEST,
                 new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);
     }
 
     @Override
     public RpcFuture<Object> sendChildAccept(WorkerInfo parent, GloballyUniqueId forkId) {
-        return agent.invokeSystem(parent, CHILD_ACCEPT, new Object[] {forkId.createdOn(), forkId.localId()}, null);
+        return agent.invokeInline(parent, CHILD_ACCEPT, new Object[] {forkId.createdOn(), forkId.localId()}, null);
     }
 
     @Override
     public RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
-        return agent.invokeSystem(owner, USER_DELETE,
+        return agent.invokeInline(owner, USER_DELETE,
                 new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);
     }
 
@@ -80,7 +80,7 @@ final class AgentRRefHost implements RRefHost {
     @SuppressWarnings("unchecked")
     public RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
         // the fetch function is asynchronous: its reply arrives as a completed future of the value
-        return agent.invokeSystem(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
+        return agent.invokeInline(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
                 .thenCompose(value -> (RpcFuture<Object>) value);
     }
 

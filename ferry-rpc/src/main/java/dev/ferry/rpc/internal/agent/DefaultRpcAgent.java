@@ -66,6 +66,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DefaultRpcAgent implements RpcAgent {
     private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
     private static final String GROUP_KEY = "group-id";
+    private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
 
     private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
 
@@ -251,6 +252,11 @@ public final class DefaultRpcAgent implements RpcAgent {
     /** Sends one of Ferry's own calls: not counted as application work at shutdown. */
     RpcFuture<Object> invokeSystem(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
         return send(to, FunctionRefs.of(function), args, timeout, true, CallHeaders.empty());
+    }
+
+    /** Sends one of Ferry's own calls that never blocks: the callee runs it on its transport thread. */
+    RpcFuture<Object> invokeInline(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        return send(to, FunctionRefs.of(function), args, timeout, true, INLINE_HEADERS);
     }
 
     /** Sends a call with extra header entries (RRef creation, receiver substitution). */

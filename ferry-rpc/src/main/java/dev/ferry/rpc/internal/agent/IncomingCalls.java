@@ -93,8 +93,14 @@ final class IncomingCalls {
             }
         }
         OwnerState owner = created;
+        if (message.headers().contains(SystemCalls.INLINE)) {
+            // RRef control messages and fetches never block (a fetch replies when the value is
+            // there): run them here and save a thread hand-off each.
+            run(connection, caller, message, false, owner, true);
+            return;
+        }
         try {
-            executor.execute(() -> run(connection, caller, message, counted, owner));
+            executor.execute(() -> run(connection, caller, message, counted, owner, false));
         } catch (RejectedExecutionException e) {
             if (counted) {
                 finished();
@@ -104,9 +110,11 @@ final class IncomingCalls {
     }
 
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created) {
-        limiter.enter();
-        CurrentAgent.set(agent);
+                     OwnerState created, boolean onTransportThread) {
+        if (!onTransportThread) {
+            limiter.enter();
+            CurrentAgent.set(agent);
+        }
         CallInfo info = new CallInfo(caller, self, message.id(), "?");
         boolean replyLater = false;
         try {
@@ -148,8 +156,10 @@ final class IncomingCalls {
             storeError(created, failure);
             replyError(connection, info, failure, !counted);
         } finally {
-            CurrentAgent.clear();
-            limiter.exit();
+            if (!onTransportThread) {
+                CurrentAgent.clear();
+                limiter.exit();
+            }
             if (!replyLater && counted) {
                 finished();
             }

@@ -20,6 +20,8 @@ import java.util.concurrent.CompletionStage;
 public final class SystemCalls {
     /** Header marking a call as Ferry's own. */
     static final HeaderKey<String> MARKER = HeaderKey.ofString("ferry-system");
+    /** Header marking a system call that never blocks, run on the transport thread that reads it. */
+    static final HeaderKey<String> INLINE = HeaderKey.ofString("ferry-inline");
 
     private SystemCalls() {
     }
