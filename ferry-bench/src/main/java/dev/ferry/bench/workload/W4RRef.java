@@ -19,7 +19,10 @@ public final class W4RRef {
     Map<String, Object> params = Map.of(
         "warmup", W4Worker.WARMUP, "calls", W4Worker.CALLS, "batches", W4Worker.BATCHES,
         "batch", W4Worker.BATCH, "flat_threshold_mib", W4Worker.FLAT_MIB);
+    // A fixed, pre-touched heap: the JVM then does not grow its resident size while it sizes the
+    // heap, so RSS growth between batches shows what the RRefs leave behind, as in PyTorch.
     return new Driver("w4_rref", params, 2, W4Worker.class, Duration.ofSeconds(300))
+        .jvmArgs(java.util.List.of("-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch"))
         .extract(Driver.mergeRanks(0))
         .run(options);
   }
