@@ -6,6 +6,7 @@ import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.rref.OwnerState;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.serial.CallRequest;
@@ -52,9 +53,8 @@ final class IncomingCalls {
     private final List<CallInterceptor> interceptors;
     private final RequestLimiter limiter;
     private final ExecutorService executor;
-    private final AtomicInteger active = new AtomicInteger();
+    private final ActivityCounter active = new ActivityCounter();
     private final AtomicInteger activeAsync = new AtomicInteger();
-    private final Object quiet = new Object();
     private volatile boolean replying = true;
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
     private volatile boolean abandoning;
@@ -80,7 +80,7 @@ final class IncomingCalls {
     void submit(Connection connection, WorkerInfo caller, InboundMessage message) {
         boolean counted = !message.headers().contains(SystemCalls.MARKER);
         if (counted) {
-            active.incrementAndGet();
+            active.increment();
         }
         String create = message.headers().get(AgentRRefHost.CREATE);
         OwnerState created = null;
@@ -297,11 +297,7 @@ final class IncomingCalls {
     }
 
     private void finished() {
-        if (active.decrementAndGet() == 0) {
-            synchronized (quiet) {
-                quiet.notifyAll();
-            }
-        }
+        active.decrement();
     }
 
     /** Application requests received and not yet answered, asynchronous ones included. */
@@ -311,18 +307,7 @@ final class IncomingCalls {
 
     /** Waits until no application request is active; {@code timeout} zero means no limit. */
     boolean awaitIdle(java.time.Duration timeout) throws InterruptedException {
-        long start = System.nanoTime();
-        long limit = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
-        synchronized (quiet) {
-            while (active.get() > 0) {
-                long left = limit - (System.nanoTime() - start);
-                if (left <= 0) {
-                    return false;
-                }
-                quiet.wait(Math.max(1, Math.min(left / 1_000_000, 1_000)));
-            }
-            return true;
-        }
+        return active.awaitZero(timeout);
     }
 
     int activeAsync() {

@@ -5,7 +5,7 @@ import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.transport.Connection;
 
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 
 /**
  * The calls this worker sent and awaits answers to, by call id. Whoever removes a call from the
@@ -16,13 +16,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class PendingCalls {
     private final ConcurrentHashMap<Long, PendingCall> calls = new ConcurrentHashMap<>();
-    private final AtomicInteger userCalls = new AtomicInteger();
-    private final Object quiet = new Object();
+    private final ActivityCounter userCalls = new ActivityCounter();
 
     void add(PendingCall call) {
         calls.put(call.id, call);
         if (!call.system) {
-            userCalls.incrementAndGet();
+            userCalls.increment();
         }
     }
 
@@ -31,10 +30,8 @@ final class PendingCalls {
         PendingCall call = calls.remove(id);
         if (call != null) {
             call.cancelTimeout();
-            if (!call.system && userCalls.decrementAndGet() == 0) {
-                synchronized (quiet) {
-                    quiet.notifyAll();
-                }
+            if (!call.system) {
+                userCalls.decrement();
             }
         }
         return call;
@@ -75,17 +72,6 @@ final class PendingCalls {
 
     /** Waits until no application call is pending; {@code timeout} zero means no limit. */
     boolean awaitNoUserCalls(java.time.Duration timeout) throws InterruptedException {
-        long start = System.nanoTime();
-        long limit = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
-        synchronized (quiet) {
-            while (userCalls.get() > 0) {
-                long left = limit - (System.nanoTime() - start);
-                if (left <= 0) {
-                    return false;
-                }
-                quiet.wait(Math.max(1, Math.min(left / 1_000_000, 1_000)));
-            }
-            return true;
-        }
+        return userCalls.awaitZero(timeout);
     }
 }

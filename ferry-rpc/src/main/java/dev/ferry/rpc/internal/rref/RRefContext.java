@@ -5,6 +5,7 @@ import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -57,8 +57,7 @@ public final class RRefContext {
     private final Map<GloballyUniqueId, UserState> pendingUsers = new HashMap<>();
     private final Map<GloballyUniqueId, UserState> pendingChildren = new HashMap<>();
     private final Set<UserState> liveUsers = Collections.newSetFromMap(new IdentityHashMap<>());
-    private final AtomicInteger controlInFlight = new AtomicInteger();
-    private final Object quiet = new Object();
+    private final ActivityCounter controlInFlight = new ActivityCounter();
     private boolean closed;
 
     public RRefContext(RRefHost host) {
@@ -375,7 +374,7 @@ public final class RRefContext {
     }
 
     private RpcFuture<Object> sendControl(String to, java.util.function.Supplier<RpcFuture<Object>> send) {
-        controlInFlight.incrementAndGet();
+        controlInFlight.increment();
         RpcFuture<Object> sent;
         try {
             sent = send.get();
@@ -395,11 +394,7 @@ public final class RRefContext {
     }
 
     private void controlDone() {
-        if (controlInFlight.decrementAndGet() == 0) {
-            synchronized (quiet) {
-                quiet.notifyAll();
-            }
-        }
+        controlInFlight.decrement();
     }
 
     private void checkOpen() {
@@ -426,18 +421,7 @@ public final class RRefContext {
 
     /** Waits until no control message is in flight; zero timeout means no limit. */
     public boolean awaitQuiet(Duration timeout) throws InterruptedException {
-        long start = System.nanoTime();
-        long limit = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
-        synchronized (quiet) {
-            while (controlInFlight.get() > 0) {
-                long left = limit - (System.nanoTime() - start);
-                if (left <= 0) {
-                    return false;
-                }
-                quiet.wait(Math.max(1, Math.min(left / 1_000_000, 1_000)));
-            }
-            return true;
-        }
+        return controlInFlight.awaitZero(timeout);
     }
 
     /**
