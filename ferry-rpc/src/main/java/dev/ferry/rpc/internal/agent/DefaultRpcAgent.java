@@ -34,6 +34,7 @@ import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.store.Store;
+import io.netty.util.HashedWheelTimer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,7 +46,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -79,7 +79,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final AtomicLong nextCallId = new AtomicLong(1);
-    private final ScheduledThreadPoolExecutor timer;
+    private final HashedWheelTimer timer;
     private final AllGathers allGathers = new AllGathers(this);
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
@@ -111,12 +111,13 @@ public final class DefaultRpcAgent implements RpcAgent {
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
         this.transport = transports.create(options, self.name(), runnable -> io.newThread(bindCurrent(runnable)));
-        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+        // A wheel timer: every call arms a timeout and almost every one is cancelled, both O(1)
+        // here (a heap-based scheduler pays a lock and a log per call).
+        this.timer = new HashedWheelTimer(runnable -> {
             Thread thread = new Thread(bindCurrent(runnable), "ferry-timer-" + self.name());
             thread.setDaemon(true);
             return thread;
-        });
-        timer.setRemoveOnCancelPolicy(true);
+        }, 10, TimeUnit.MILLISECONDS);
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -287,9 +288,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         Duration effective = timeout != null ? timeout : rpcTimeout;
         if (!effective.isZero()) {
-            call.timeoutTask = timer.schedule(() -> pending.fail(id, new RpcException(RpcException.Code.TIMEOUT,
+            call.timeoutTask = timer.newTimeout(expired -> pending.fail(id, new RpcException(RpcException.Code.TIMEOUT,
                     "RPC ran for more than set timeout (" + effective.toMillis() + " ms) and will now be marked with an"
                             + " error: " + info.function() + " on " + callee.name())), effective.toNanos(), TimeUnit.NANOSECONDS);
+            if (future.done()) {
+                call.cancelTimeout(); // the answer came before the timeout was armed
+            }
         }
         connections.get(callee).whenComplete((connection, error) -> {
             if (error != null) {
@@ -388,12 +392,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                     + " ran):\n{}", self.name(), String.join("\n", leaks));
         }
         transport.close();
-        timer.shutdownNow();
-        try {
-            timer.awaitTermination(5, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        timer.stop(); // joins the timer thread
         try {
             storeOwner.close();
         } catch (Exception e) {

@@ -5,7 +5,7 @@ import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.transport.Connection;
 import dev.ferry.rpc.spi.CallInfo;
 
-import java.util.concurrent.ScheduledFuture;
+import io.netty.util.Timeout;
 
 /** A call this worker sent and awaits the answer of. Mutable fields are set once, before sending. */
 final class PendingCall {
@@ -16,7 +16,7 @@ final class PendingCall {
     /** The function called: its declared return type shapes the value the caller gets. */
     final FunctionRef function;
     volatile Connection connection;
-    volatile ScheduledFuture<?> timeoutTask;
+    volatile Timeout timeoutTask;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function) {
         this.function = function;
@@ -27,9 +27,9 @@ final class PendingCall {
     }
 
     void cancelTimeout() {
-        ScheduledFuture<?> task = timeoutTask;
+        Timeout task = timeoutTask;
         if (task != null) {
-            task.cancel(false);
+            task.cancel();
         }
     }
 }
