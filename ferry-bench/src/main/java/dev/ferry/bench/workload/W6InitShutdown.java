@@ -85,7 +85,7 @@ public final class W6InitShutdown {
 
   private static Map<String, Double> oneRun(int world, int repeat, Duration timeout)
       throws InterruptedException, RunFailure {
-    WorkerOutput output = new WorkerOutput();
+    WorkerOutput output = new WorkerOutput(false);
     Map<String, Object> cfg = Map.of("repeat", repeat, "world", world);
     WorkerGroupSpec spec = WorkerLauncher.spec(world, W6Worker.class, cfg, timeout, List.of(), output)
         .pipeStdin(true)
