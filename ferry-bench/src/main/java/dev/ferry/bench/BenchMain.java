@@ -32,7 +32,7 @@ public final class BenchMain {
 
   static final String USAGE = """
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
-                                     [--parts chain,probe_sync,probe_async]
+                                     [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]...
              ferry bench compute ARGS...
         WORKLOAD   w1 | w2 | w3 | w4 | w6 | w7 | all (= w1 w2 w3 w4 w6 w7); see bench/WORKLOADS.md
         --repeats  independent runs, fresh worker JVMs each (default 5)
@@ -40,6 +40,8 @@ public final class BenchMain {
         --out      result folder (default bench-results/)
         --timeout  per-run hard timeout, replacing each workload's default
         --parts    W7 parts to run (default all three)
+        --jvm-arg  extra JVM option for every worker, repeatable (e.g. --jvm-arg=-Xlog:gc); for
+                   diagnostics, recorded in the result file
         compute    runs dev.ferry.bench.compute.LocalComputeBench with ARGS, when it is built in
       """;
 
@@ -92,8 +94,13 @@ public final class BenchMain {
     Path out = Path.of("bench-results");
     Duration timeout = null;
     Set<String> parts = new LinkedHashSet<>(W7Nested.PARTS);
+    List<String> jvmArgs = new ArrayList<>();
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
+      if (a.startsWith("--jvm-arg=")) {
+        jvmArgs.add(a.substring("--jvm-arg=".length()));
+        continue;
+      }
       switch (a) {
         case "-h", "--help" -> {
           return null;
@@ -101,6 +108,7 @@ public final class BenchMain {
         case "--quick" -> quick = true;
         case "--repeats" -> repeats = positive(a, value(args, ++i, a));
         case "--out" -> out = Path.of(value(args, ++i, a));
+        case "--jvm-arg" -> jvmArgs.add(value(args, ++i, a));
         case "--timeout" -> timeout = Duration.ofSeconds(positive(a, value(args, ++i, a)));
         case "--parts" -> {
           parts = new LinkedHashSet<>(List.of(value(args, ++i, a).split(",")));
@@ -124,7 +132,7 @@ public final class BenchMain {
     if (workloads.isEmpty()) {
       throw new IllegalArgumentException("no workload given");
     }
-    return new Command(List.copyOf(new LinkedHashSet<>(workloads)), new BenchOptions(repeats, quick, out, timeout), parts);
+    return new Command(List.copyOf(new LinkedHashSet<>(workloads)), new BenchOptions(repeats, quick, out, timeout, jvmArgs), parts);
   }
 
   private static String value(String[] args, int i, String option) {

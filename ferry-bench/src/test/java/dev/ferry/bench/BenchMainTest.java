@@ -29,6 +29,12 @@ class BenchMainTest {
   }
 
   @Test
+  void workerJvmArgsAccumulate() {
+    BenchMain.Command c = BenchMain.parse(new String[] {"w3", "--jvm-arg=-Xlog:gc", "--jvm-arg", "-XX:+UseParallelGC"});
+    assertThat(c.options().workerJvmArgs()).containsExactly("-Xlog:gc", "-XX:+UseParallelGC");
+  }
+
+  @Test
   void badArgumentsAreRejected() {
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w4"})).hasMessageContaining("unknown workload");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w1", "--repeats", "0"})).hasMessageContaining("positive");

@@ -3,6 +3,7 @@ package dev.ferry.bench.harness;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -95,14 +96,20 @@ public final class Driver {
 
   /** Runs the workload {@code options.repeats()} times and writes its result file. */
   public Path run(BenchOptions options) throws IOException, InterruptedException {
-    ResultRecorder recorder = new ResultRecorder(name, params, options.quick());
+    Map<String, Object> recorded = new LinkedHashMap<>(params);
+    List<String> jvm = new ArrayList<>(jvmArgs);
+    jvm.addAll(options.workerJvmArgs());
+    if (!options.workerJvmArgs().isEmpty()) {
+      recorded.put("extra_worker_jvm_args", options.workerJvmArgs());
+    }
+    ResultRecorder recorder = new ResultRecorder(name, recorded, options.quick());
     Duration timeout = options.timeoutOr(defaultTimeout);
     for (int i = 0; i < options.repeats(); i++) {
       Map<String, Object> cfg = new LinkedHashMap<>(params);
       cfg.putAll(workerConfig);
       cfg.put("quick", options.quick());
       cfg.put("repeat", i);
-      WorkerLauncher.Launch launch = WorkerLauncher.run(world, workerMain, cfg, timeout, jvmArgs);
+      WorkerLauncher.Launch launch = WorkerLauncher.run(world, workerMain, cfg, timeout, jvm);
       boolean reported = launch.results().containsKey(0);
       if (!launch.errors().isEmpty() || !reported) {
         List<String> errors = launch.errors().isEmpty()

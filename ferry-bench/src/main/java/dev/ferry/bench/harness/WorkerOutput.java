@@ -34,9 +34,23 @@ public final class WorkerOutput implements LineSink {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final ConsoleLineSink console = ConsoleLineSink.prefixed();
+  private final boolean echoStdout;
   private final Map<Integer, Map<String, Object>> results = new TreeMap<>();
   private final Map<Integer, Deque<String>> stderrTails = new TreeMap<>();
   private final BlockingQueue<TimedLine> lines = new LinkedBlockingQueue<>();
+
+  /** Output that echoes the workers' stdout lines other than results to the console. */
+  public WorkerOutput() {
+    this(true);
+  }
+
+  /**
+   * @param echoStdout whether stdout lines other than results go to the console too; W6 turns
+   *     it off, its protocol lines are only noise there
+   */
+  public WorkerOutput(boolean echoStdout) {
+    this.echoStdout = echoStdout;
+  }
 
   @Override
   public void accept(int rank, WorkerStream stream, String line) {
@@ -62,7 +76,7 @@ public final class WorkerOutput implements LineSink {
       } catch (Exception e) {
         console.accept(rank, WorkerStream.STDERR, "unparsable result line: " + line);
       }
-    } else {
+    } else if (echoStdout) {
       console.accept(rank, stream, line);
     }
   }

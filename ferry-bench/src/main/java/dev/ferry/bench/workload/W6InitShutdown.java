@@ -44,8 +44,13 @@ public final class W6InitShutdown {
 
   /** Runs W6 and writes {@code w6_init_shutdown.json}. */
   public static Path run(BenchOptions options) throws IOException, InterruptedException {
-    ResultRecorder recorder = new ResultRecorder("w6_init_shutdown",
-        Map.of("worlds", WORLDS, "clock", "driver System.nanoTime() at line arrival"), options.quick());
+    Map<String, Object> params = new LinkedHashMap<>();
+    params.put("worlds", WORLDS);
+    params.put("clock", "driver System.nanoTime() at line arrival");
+    if (!options.workerJvmArgs().isEmpty()) {
+      params.put("extra_worker_jvm_args", options.workerJvmArgs());
+    }
+    ResultRecorder recorder = new ResultRecorder("w6_init_shutdown", params, options.quick());
     Duration timeout = options.timeoutOr(Duration.ofSeconds(120));
     int repeats = options.quick() ? 1 : options.repeats();
     for (int i = 0; i < repeats; i++) {
@@ -54,7 +59,7 @@ public final class W6InitShutdown {
       List<String> errors = new ArrayList<>();
       for (int world : WORLDS) {
         try {
-          Map<String, Double> r = oneRun(world, i, timeout);
+          Map<String, Double> r = oneRun(world, i, timeout, options.workerJvmArgs());
           r.forEach((k, v) -> metrics.put("world" + world + "." + k, v));
           full.put("world" + world, r);
           System.out.printf(Locale.ROOT, "[w6] world=%d run %d: %s%n", world, i, r);
@@ -83,11 +88,11 @@ public final class W6InitShutdown {
     }
   }
 
-  private static Map<String, Double> oneRun(int world, int repeat, Duration timeout)
+  private static Map<String, Double> oneRun(int world, int repeat, Duration timeout, List<String> jvmArgs)
       throws InterruptedException, RunFailure {
-    WorkerOutput output = new WorkerOutput();
+    WorkerOutput output = new WorkerOutput(false);
     Map<String, Object> cfg = Map.of("repeat", repeat, "world", world);
-    WorkerGroupSpec spec = WorkerLauncher.spec(world, W6Worker.class, cfg, timeout, List.of(), output)
+    WorkerGroupSpec spec = WorkerLauncher.spec(world, W6Worker.class, cfg, timeout, jvmArgs, output)
         .pipeStdin(true)
         .build();
     W6Timeline timeline = new W6Timeline(output.lines());
