@@ -100,9 +100,9 @@ public final class W7ProbeWorker {
    * the future its function returned, so the future holds an {@code Integer}, although the typed
    * API, which derives the result type from the function, declares a future of a future.
    */
-  @SuppressWarnings("unchecked")
   private static RpcFuture<Integer> flatten(RpcFuture<RpcFuture<Integer>> future) {
-    return (RpcFuture<Integer>) (RpcFuture<?>) future;
+    // an @AsyncExecution function's reply arrives as a completed future of its declared type
+    return future.thenCompose(inner -> inner);
   }
 
   /** Graceful shutdown on a daemon thread: 1 finished, −1 threw, 0 still running after {@code wait}. */

@@ -106,7 +106,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 options.outOfBandThreshold(),
                 registry -> registry.register(RRef.class, WireTypes.RREF_ID,
                         resolver -> new RRefSerializer(resolver.getConfig())),
-                rrefs);
+                rrefs, options.maxMessageBytes());
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");

@@ -38,7 +38,7 @@ public final class ObjectCodec {
     private final Object attachment;
 
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
-        this(policy, extensions, outOfBandThreshold, registry -> { }, null);
+        this(policy, extensions, outOfBandThreshold, registry -> { }, null, 1L << 30);
     }
 
     /**
@@ -46,7 +46,7 @@ public final class ObjectCodec {
      * {@code attachment}: what serializers see as {@link #currentAttachment()} while this codec works.
      */
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
-                       SerializationExtension internal, Object attachment) {
+                       SerializationExtension internal, Object attachment, long maxMessageBytes) {
         this.outOfBandThreshold = outOfBandThreshold;
         this.attachment = attachment;
         Registry registry = new Registry();
@@ -64,6 +64,9 @@ public final class ObjectCodec {
                 .withTypeChecker(policy)
                 .withAsyncCompilation(false)
                 .withMaxDepth(256)
+                // a decoded graph may be as large as the largest message (Fory's default, 128 MiB,
+                // refused a 128 MiB array that arrived out of band)
+                .withMaxGraphMemoryBytes(2 * maxMessageBytes)
                 .withName("ferry"), registry.apply());
     }
 
