@@ -1,0 +1,164 @@
+package dev.ferry.bench.harness;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcAgents;
+import dev.ferry.rpc.RpcBackendOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * The worker side of a benchmark run: who this worker is (from the launcher's {@code RANK},
+ * {@code WORLD_SIZE}, {@code MASTER_PORT}), the run's configuration (the JSON argument written by
+ * {@link WorkerLauncher}), the worker's own deadline and how it reports.
+ *
+ * <pre>
+ * public static void main(String[] args) {
+ *   WorkerContext.run(args, ctx -&gt; {                   // arms the deadline, halts at the end
+ *     RpcAgent agent = ctx.startAgent(16, Duration.ofSeconds(60));
+ *     ...
+ *     ctx.report(Map.of("median_us", 98.5));           // RESULT {...} on stdout
+ *     agent.shutdown();
+ *   });
+ * }
+ * </pre>
+ *
+ * <p>Rendezvous uses {@code tcp://127.0.0.1:<MASTER_PORT>}, as the PyTorch scripts do.
+ */
+public final class WorkerContext {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final int rank;
+  private final int world;
+  private final int port;
+  private final Map<String, Object> config;
+
+  private WorkerContext(int rank, int world, int port, Map<String, Object> config) {
+    this.rank = rank;
+    this.world = world;
+    this.port = port;
+    this.config = config;
+  }
+
+  /**
+   * Reads the environment and configuration and arms the deadline: {@code alarm_s} after now
+   * the JVM halts with exit code 124 whatever it is doing (the {@code alarm()} of the PyTorch
+   * workers), so a hung worker never outlives its run even if the driver died.
+   */
+  private static WorkerContext begin(String[] args) {
+    if (args.length != 1) {
+      throw new IllegalArgumentException("a benchmark worker takes one argument, its JSON configuration;"
+          + " workers are started by the benchmark driver ('ferry bench ...'), not by hand");
+    }
+    Map<String, Object> config;
+    try {
+      config = JSON.readValue(args[0], new TypeReference<>() {});
+    } catch (IOException e) {
+      throw new UncheckedIOException("bad worker configuration " + args[0], e);
+    }
+    WorkerContext ctx = new WorkerContext(env("RANK"), env("WORLD_SIZE"), env("MASTER_PORT"), config);
+    long alarmSeconds = ((Number) config.getOrDefault("alarm_s", 300)).longValue();
+    Thread alarm = new Thread(() -> {
+      try {
+        Thread.sleep(Duration.ofSeconds(alarmSeconds));
+      } catch (InterruptedException e) {
+        return;
+      }
+      System.err.println("worker" + ctx.rank + ": deadline of " + alarmSeconds + " s passed; halting");
+      Runtime.getRuntime().halt(124);
+    }, "bench-alarm");
+    alarm.setDaemon(true);
+    alarm.start();
+    return ctx;
+  }
+
+  /** This worker's rank. */
+  public int rank() {
+    return rank;
+  }
+
+  /** Number of workers in the run. */
+  public int world() {
+    return world;
+  }
+
+  /** Whether the run is a smoke test with reduced counts. */
+  public boolean quick() {
+    return Boolean.TRUE.equals(config.get("quick"));
+  }
+
+  /** A string configuration value. */
+  public String string(String key) {
+    Object v = config.get(key);
+    if (v == null) {
+      throw new IllegalArgumentException("missing configuration key " + key);
+    }
+    return v.toString();
+  }
+
+  /** Backend options for this run: rendezvous at {@code tcp://127.0.0.1:<MASTER_PORT>}. */
+  public RpcBackendOptions options(int numWorkerThreads, Duration rpcTimeout) {
+    return RpcBackendOptions.builder()
+        .initMethod("tcp://127.0.0.1:" + port)
+        .numWorkerThreads(numWorkerThreads)
+        .rpcTimeout(rpcTimeout)
+        .build();
+  }
+
+  /** Starts this worker's agent ({@code worker<rank>}) and returns once the whole group has joined. */
+  public RpcAgent startAgent(int numWorkerThreads, Duration rpcTimeout) {
+    return RpcAgents.start("worker" + rank, rank, world, options(numWorkerThreads, rpcTimeout));
+  }
+
+  /** Prints {@code RESULT <json>} on stdout; the driver keeps the last one of each rank. */
+  public void report(Map<String, ?> result) {
+    System.out.println("RESULT " + WorkerLauncher.toJson(result));
+    System.out.flush();
+  }
+
+  /** Prints a protocol line (W6's {@code READY}, {@code INIT}, ...) and flushes it at once. */
+  public void signal(String line) {
+    System.out.println(line);
+    System.out.flush();
+  }
+
+  /** The body of a worker's {@code main}. */
+  @FunctionalInterface
+  public interface Body {
+    /** Runs the worker's part of the workload; throwing fails the run. */
+    void run(WorkerContext ctx) throws Exception;
+  }
+
+  /**
+   * Runs a worker: {@link #begin}, then {@code body}, then ends the JVM at once with code 0 (1 if
+   * the body threw, after printing the stack trace), skipping shutdown hooks, as the PyTorch
+   * workers leave with {@code os._exit}: the agent has been shut down by then, and neither a hook
+   * nor a non-daemon transport thread may keep a finished (or failed) worker alive.
+   */
+  public static void run(String[] args, Body body) {
+    WorkerContext ctx = begin(args);
+    int code = 0;
+    try {
+      body.run(ctx);
+    } catch (Throwable t) {
+      System.err.println("worker" + ctx.rank + " failed:");
+      t.printStackTrace();
+      code = 1;
+    }
+    System.out.flush();
+    System.err.flush();
+    Runtime.getRuntime().halt(code);
+  }
+
+  private static int env(String name) {
+    String v = System.getenv(name);
+    if (v == null) {
+      throw new IllegalStateException(name + " is not set; workers are started by the benchmark driver");
+    }
+    return Integer.parseInt(v);
+  }
+}

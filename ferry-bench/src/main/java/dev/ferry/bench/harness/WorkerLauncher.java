@@ -1,0 +1,96 @@
+package dev.ferry.bench.harness;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.cli.launch.GroupResult;
+import dev.ferry.cli.launch.OutputMode;
+import dev.ferry.cli.launch.WorkerGroup;
+import dev.ferry.cli.launch.WorkerGroupSpec;
+import dev.ferry.cli.launch.WorkerResult;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Starts one run of a workload: {@code world} fresh worker JVMs of one main class, through
+ * ferry-cli's launcher, each given the run's configuration as a JSON argument (see {@link
+ * WorkerContext}). Waits at most the run's timeout, then stops every worker of the run that is
+ * still alive (the launcher's SIGTERM, then SIGKILL; only processes this run started).
+ */
+public final class WorkerLauncher {
+
+  /** What one run produced: each rank's last result, the wall time and what went wrong. */
+  public record Launch(Map<Integer, Map<String, Object>> results, double wallSeconds, List<String> errors) {}
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  // Ferry logs at INFO; a benchmark run only needs warnings and errors on the console.
+  private static final String QUIET_LOGS = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn";
+
+  private WorkerLauncher() {}
+
+  /**
+   * The launcher spec of a run: this JVM's class path, the worker's configuration (plus {@code
+   * alarm_s}, the worker's own deadline, 10 s after the driver's) as the only argument, stdout
+   * and stderr to {@code output}.
+   */
+  public static WorkerGroupSpec.Builder spec(int world, Class<?> workerMain, Map<String, Object> config,
+      Duration timeout, List<String> jvmArgs, WorkerOutput output) {
+    Map<String, Object> cfg = new LinkedHashMap<>(config);
+    cfg.put("alarm_s", timeout.toSeconds() + 10);
+    List<String> jvm = new ArrayList<>(jvmArgs);
+    jvm.add(QUIET_LOGS);
+    return WorkerGroupSpec.builder()
+        .nproc(world)
+        .mainClass(workerMain.getName())
+        .args(List.of(toJson(cfg)))
+        .classpath(System.getProperty("java.class.path"))
+        .jvmArgs(jvm)
+        .stdout(OutputMode.FORWARD)
+        .stderr(OutputMode.FORWARD)
+        .sink(output)
+        .terminationGrace(Duration.ofSeconds(2));
+  }
+
+  /** Runs the workers to completion or until {@code timeout}, and collects their results. */
+  public static Launch run(int world, Class<?> workerMain, Map<String, Object> config, Duration timeout,
+      List<String> jvmArgs) throws InterruptedException {
+    WorkerOutput output = new WorkerOutput();
+    WorkerGroupSpec spec = spec(world, workerMain, config, timeout, jvmArgs, output).build();
+    long t0 = System.nanoTime();
+    List<String> errors = new ArrayList<>();
+    try (WorkerGroup group = new WorkerGroup(spec).start()) {
+      GroupResult result = group.awaitCompletion(timeout);
+      errors.addAll(describeFailures(result, output, timeout));
+    } catch (IOException e) {
+      errors.add("could not start workers: " + e.getMessage());
+    }
+    return new Launch(output.results(), (System.nanoTime() - t0) / 1e9, errors);
+  }
+
+  /** One error per rank that did not exit with 0, with its last stderr lines. */
+  static List<String> describeFailures(GroupResult result, WorkerOutput output, Duration timeout) {
+    List<String> errors = new ArrayList<>();
+    if (result.outcome() == GroupResult.Outcome.TIMED_OUT) {
+      errors.add("timed out after " + timeout.toSeconds() + " s; workers killed: " + result.headline());
+    }
+    for (WorkerResult w : result.workers()) {
+      if (!w.succeeded()) {
+        errors.add(w.describe() + (w.stoppedByLauncher() ? "" : ": " + output.stderrTail(w.rank())));
+      }
+    }
+    return errors;
+  }
+
+  static String toJson(Object value) {
+    try {
+      return JSON.writeValueAsString(value);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,38 @@
+package dev.ferry.bench.workload;
+
+import dev.ferry.rpc.AsyncExecution;
+import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcFuture;
+
+/**
+ * The functions the workloads call remotely (bench/pytorch/rpcfuncs.py). They are static methods
+ * of a class on every worker's class path, so caller and callee resolve them by the same name.
+ */
+public final class BenchFunctions {
+
+  private BenchFunctions() {}
+
+  /** W1, W2, W7 callee: returns its argument unchanged. */
+  public static int noop(int x) {
+    return x;
+  }
+
+  /** W3 callee: returns the array it received (a copy decoded on this worker, sent back). */
+  public static float[] echo(float[] t) {
+    return t;
+  }
+
+  /**
+   * W7 middle hop: a blocking call to the next worker from inside a call, holding this worker's
+   * request thread while it waits.
+   */
+  public static int relay(String to, int x) {
+    return Rpc.rpcSync(to, BenchFunctions::noop, x);
+  }
+
+  /** W7c middle hop: returns the nested call's future, so no thread waits for it. */
+  @AsyncExecution
+  public static RpcFuture<Integer> asyncRelay(String to, int x) {
+    return Rpc.rpcAsync(to, BenchFunctions::noop, x);
+  }
+}

@@ -1,0 +1,54 @@
+package dev.ferry.bench.workload;
+
+import dev.ferry.bench.harness.Stats;
+import dev.ferry.bench.harness.WorkerContext;
+import dev.ferry.rpc.RpcAgent;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * W1 worker: both ranks measure their idle CPU for 2 s right after init; then worker0 makes
+ * 2,000 warm-up and 20,000 timed {@code rpcSync("worker1", noop, 1)}, each timed on its own.
+ */
+public final class W1Worker {
+
+  static final int WARMUP = 2_000;
+  static final int CALLS = 20_000;
+  static final Duration IDLE = Duration.ofSeconds(2);
+
+  private W1Worker() {}
+
+  public static void main(String[] args) {
+    WorkerContext.run(args, W1Worker::body);
+  }
+
+  private static void body(WorkerContext ctx) throws InterruptedException {
+    RpcAgent agent = ctx.startAgent(16, Duration.ofSeconds(60));
+    Map<String, Object> result = new LinkedHashMap<>();
+    double idle = Timing.idleCpuPercent(IDLE);
+    if (ctx.rank() == 0) {
+      int warm = ctx.quick() ? 200 : WARMUP;
+      int n = ctx.quick() ? 2_000 : CALLS;
+      for (int i = 0; i < warm; i++) {
+        agent.rpcSync("worker1", BenchFunctions::noop, 1);
+      }
+      long[] lat = new long[n];
+      int r = 0;
+      long t0 = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        long t = System.nanoTime();
+        r = agent.rpcSync("worker1", BenchFunctions::noop, 1);
+        lat[i] = System.nanoTime() - t;
+      }
+      long loop = System.nanoTime() - t0;
+      if (r != 1) {
+        throw new IllegalStateException("noop(1) returned " + r);
+      }
+      result.putAll(Stats.latencySummary(lat, loop));
+    }
+    result.put("idle_cpu_pct_rank" + ctx.rank(), idle);
+    ctx.report(result);
+    agent.shutdown();
+  }
+}
