@@ -46,7 +46,7 @@ import java.util.Objects;
  *       its devices ({@link Builder#setDeviceMap}); checked one-to-one when set and against the group at
  *       initialization</td></tr>
  *   <tr><td>devices</td><td>empty</td><td>the devices this worker uses ({@link Builder#setDevices})</td></tr>
- *   <tr><td>unixSockets</td><td>true</td><td>workers on the same host (same hostname and boot id) talk over
+ *   <tr><td>unixSockets</td><td>true ({@code FERRY_UNIX_SOCKETS=0}: false)</td><td>workers on the same host (same hostname and boot id) talk over
  *       a Unix domain socket, TCP otherwise; false forces TCP (Netty backend, Linux epoll only)</td></tr>
  *   <tr><td>hostId</td><td>hostname/boot id</td><td>workers with equal host ids are taken to share a host</td></tr>
  *   <tr><td>sendQueueBytes</td><td>64 MiB</td><td>bytes queued per connection (beyond the socket's buffer)
@@ -56,6 +56,9 @@ import java.util.Objects;
  *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet finished above which this
  *       worker stops reading from the connection that brought the last one (resumes below half)</td></tr>
  *   <tr><td>maxQueuedRequestBytes</td><td>256 MiB</td><td>the same limit counted in payload bytes</td></tr>
+ *   <tr><td>spinTime</td><td>0: off ({@code FERRY_SPIN_MICROS})</td><td>after activity, how long a transport thread
+ *       polls before blocking, so a reply due soon is read without waking a halted CPU; zero: never spin.
+ *       Idle agents still block, using no CPU</td></tr>
  * </table>
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
@@ -92,8 +95,10 @@ public final class RpcBackendOptions implements BackendOptions {
     private final Duration sendQueueTimeout;
     private final int maxQueuedRequests;
     private final long maxQueuedRequestBytes;
+    private final Duration spinTime;
 
     private RpcBackendOptions(Builder b) {
+        this.spinTime = b.spinTime;
         this.unixSockets = b.unixSockets;
         this.hostId = b.hostId;
         this.sendQueueBytes = b.sendQueueBytes;
@@ -219,6 +224,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return maxQueuedRequestBytes;
     }
 
+    /** How long transport threads poll after activity before blocking. */
+    public Duration spinTime() {
+        return spinTime;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -241,7 +251,9 @@ public final class RpcBackendOptions implements BackendOptions {
         private final List<SerializationExtension> serializationExtensions = new ArrayList<>();
         private final Map<String, Map<String, String>> deviceMaps = new LinkedHashMap<>();
         private List<String> devices = List.of();
-        private boolean unixSockets = true;
+        private boolean unixSockets = !"0".equals(System.getenv("FERRY_UNIX_SOCKETS"))
+                && !"false".equalsIgnoreCase(System.getenv("FERRY_UNIX_SOCKETS"));
+        private Duration spinTime = Duration.ofNanos(1000L * envInt("FERRY_SPIN_MICROS", 0));
         private String hostId;
         private long sendQueueBytes = 64L << 20;
         private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;
@@ -272,6 +284,22 @@ public final class RpcBackendOptions implements BackendOptions {
             sendQueueTimeout = o.sendQueueTimeout;
             maxQueuedRequests = o.maxQueuedRequests;
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
+            spinTime = o.spinTime;
+        }
+
+        private static int envInt(String name, int fallback) {
+            String value = System.getenv(name);
+            try {
+                return value == null || value.isBlank() ? fallback : Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                return fallback;
+            }
+        }
+
+        /** After activity, how long transport threads poll before blocking; zero never spins. */
+        public Builder spinTime(Duration value) {
+            this.spinTime = requireNotNegative(value, "spinTime");
+            return this;
         }
 
         private static String defaultListenHost() {

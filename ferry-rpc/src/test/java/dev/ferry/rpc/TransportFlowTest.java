@@ -108,6 +108,16 @@ class TransportFlowTest {
         }
     }
 
+    @Test
+    void spinningEventLoopsAndWaitsDeliverEveryReply() {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.spinTime(java.time.Duration.ofNanos(50_000)))) {
+            RpcAgent w0 = cluster.agent(0);
+            for (int i = 0; i < 2_000; i++) {
+                assertThat(w0.rpcSync("worker1", Ops::noop, i)).isEqualTo(i);
+            }
+        }
+    }
+
     private static long usedHeapAfterGc() {
         System.gc();
         return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();

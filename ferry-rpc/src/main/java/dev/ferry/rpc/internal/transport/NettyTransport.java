@@ -91,18 +91,19 @@ public final class NettyTransport implements Transport {
      * @param sendQueueTimeout how long a sender waits for room before its send fails (TIMEOUT)
      * @param unixSockets      listen on, and prefer, a Unix domain socket for peers on this host
      * @param hostId           identifies this host; peers with the same id use the Unix socket
+     * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                           Duration sendQueueTimeout, boolean unixSockets, String hostId) {
+                           Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos) {
         /** TCP only, default queue limits: for tests. */
         public static Settings tcp(String bindHost, int ioThreads, long maxFrameBytes) {
             return new Settings(bindHost, 0, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                    HostIdentity.local());
+                    HostIdentity.local(), 0);
         }
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId);
+                    hostId, spinNanos);
         }
     }
 
@@ -119,13 +120,15 @@ public final class NettyTransport implements Transport {
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
         this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                HostIdentity.local()), threads);
+                HostIdentity.local(), 0), threads);
     }
 
     public NettyTransport(Settings settings, ThreadFactory threads) {
         this.settings = settings;
         this.epoll = Epoll.isAvailable();
-        IoHandlerFactory ioHandler = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory() : settings.spinNanos() > 0
+                ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))
+                : EpollIoHandler.newFactory();
         this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), threads, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
