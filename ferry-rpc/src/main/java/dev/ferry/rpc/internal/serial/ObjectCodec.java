@@ -64,6 +64,9 @@ public final class ObjectCodec {
                 .withTypeChecker(policy)
                 .withAsyncCompilation(false)
                 .withMaxDepth(256)
+                // Fory's default (128 MiB) refuses a 128 MiB tensor; the transport already bounds
+                // every message by maxMessageBytes (at most 2 GiB), so allow that much here.
+                .withMaxGraphMemoryBytes(Integer.MAX_VALUE)
                 .withName("ferry"), registry.apply());
     }
 
