@@ -22,6 +22,7 @@ public final class W2Worker {
 
   private W2Worker() {}
 
+  /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
   public static void main(String[] args) {
     WorkerContext.run(args, W2Worker::body);
   }

@@ -31,6 +31,7 @@ public final class W3Worker {
 
   private W3Worker() {}
 
+  /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
   public static void main(String[] args) {
     WorkerContext.run(args, W3Worker::body);
   }

@@ -29,7 +29,8 @@ final class W6Timeline {
   long awaitAll(String tag, int world, long deadlineNanos) throws InterruptedException, TimeoutException {
     while (ranksWith(tag).size() < world) {
       long left = deadlineNanos - System.nanoTime();
-      TimedLine line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : null;
+      // Past the deadline, lines already queued still count; only waiting stops.
+      TimedLine line = left > 0 ? lines.poll(left, TimeUnit.NANOSECONDS) : lines.poll();
       if (line == null) {
         throw new TimeoutException(ranksWith(tag).size() + " of " + world + " ranks sent " + tag
             + " before the deadline (seen so far: " + events + ")");

@@ -34,6 +34,7 @@ public final class W6Worker {
 
   private W6Worker() {}
 
+  /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
   public static void main(String[] args) {
     WorkerContext.run(args, W6Worker::body);
   }

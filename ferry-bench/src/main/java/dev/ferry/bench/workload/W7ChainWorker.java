@@ -19,6 +19,7 @@ public final class W7ChainWorker {
 
   private W7ChainWorker() {}
 
+  /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
   public static void main(String[] args) {
     WorkerContext.run(args, W7ChainWorker::body);
   }

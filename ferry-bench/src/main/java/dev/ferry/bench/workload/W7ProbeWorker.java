@@ -36,6 +36,7 @@ public final class W7ProbeWorker {
 
   private W7ProbeWorker() {}
 
+  /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
   public static void main(String[] args) {
     WorkerContext.run(args, W7ProbeWorker::body);
   }
