@@ -33,6 +33,7 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ImmediateEventExecutor;
@@ -320,8 +321,12 @@ public final class NettyTransport implements Transport {
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
             long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.HEADER_BYTES;
+            LengthFieldBasedFrameDecoder units = new LengthFieldBasedFrameDecoder((int) unitLimit, 0, 4, 0, 4);
+            // The default cumulator grows one buffer read by read, copying what it holds each time
+            // (quadratic in the unit size); composing the reads copies nothing.
+            units.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
             channel.pipeline()
-                    .addLast("units", new LengthFieldBasedFrameDecoder((int) unitLimit, 0, 4, 0, 4))
+                    .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection));
             if (accepted) {
                 listener.onAccepted(connection);
