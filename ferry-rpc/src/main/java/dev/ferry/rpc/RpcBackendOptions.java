@@ -46,7 +46,25 @@ import java.util.Objects;
  *       its devices ({@link Builder#setDeviceMap}); checked one-to-one when set and against the group at
  *       initialization</td></tr>
  *   <tr><td>devices</td><td>empty</td><td>the devices this worker uses ({@link Builder#setDevices})</td></tr>
+ *   <tr><td>unixSockets</td><td>true ({@code FERRY_UNIX_SOCKETS=0}: false)</td><td>workers on the same host (same hostname and boot id) talk over
+ *       a Unix domain socket, TCP otherwise; false forces TCP (Netty backend, Linux epoll only)</td></tr>
+ *   <tr><td>hostId</td><td>hostname/boot id</td><td>workers with equal host ids are taken to share a host</td></tr>
+ *   <tr><td>sendQueueBytes</td><td>64 MiB</td><td>bytes queued per connection (beyond the socket's buffer)
+ *       before a sending thread waits for the peer to read</td></tr>
+ *   <tr><td>sendQueueTimeout</td><td>60 s</td><td>how long a send waits for room; then it fails with
+ *       {@code TIMEOUT}. Transport threads never wait</td></tr>
+ *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet finished above which this
+ *       worker stops reading from the connection that brought the last one (resumes below half)</td></tr>
+ *   <tr><td>maxQueuedRequestBytes</td><td>256 MiB</td><td>the same limit counted in payload bytes</td></tr>
+ *   <tr><td>spinTime</td><td>0: off ({@code FERRY_SPIN_MICROS})</td><td>after activity, how long a transport thread
+ *       polls before blocking, so a reply due soon is read without waking a halted CPU; zero: never spin.
+ *       Idle agents still block, using no CPU</td></tr>
  * </table>
+ *
+ * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
+ * connection, answers to its own calls included. A handler that waits on a nested call to the
+ * worker flooding it can therefore wait until the queue drains below half; keep
+ * {@code maxQueuedRequests} well above the number of such nested calls in flight.
  *
  * <p>Ferry's tensors are CPU-only: {@code "cpu"} is the only device, so the only device map is
  * {@code {"cpu": "cpu"}}. Any other device ({@code "cuda:0"}, {@code "0"}) is rejected with
@@ -71,8 +89,22 @@ public final class RpcBackendOptions implements BackendOptions {
     private final List<SerializationExtension> serializationExtensions;
     private final Map<String, Map<String, String>> deviceMaps;
     private final List<String> devices;
+    private final boolean unixSockets;
+    private final String hostId;
+    private final long sendQueueBytes;
+    private final Duration sendQueueTimeout;
+    private final int maxQueuedRequests;
+    private final long maxQueuedRequestBytes;
+    private final Duration spinTime;
 
     private RpcBackendOptions(Builder b) {
+        this.spinTime = b.spinTime;
+        this.unixSockets = b.unixSockets;
+        this.hostId = b.hostId;
+        this.sendQueueBytes = b.sendQueueBytes;
+        this.sendQueueTimeout = b.sendQueueTimeout;
+        this.maxQueuedRequests = b.maxQueuedRequests;
+        this.maxQueuedRequestBytes = b.maxQueuedRequestBytes;
         this.initMethod = b.initMethod;
         this.rpcTimeout = b.rpcTimeout;
         this.rendezvousTimeout = b.rendezvousTimeout;
@@ -166,6 +198,37 @@ public final class RpcBackendOptions implements BackendOptions {
         return devices;
     }
 
+    /** Whether peers on this host are reached over a Unix domain socket (else TCP). */
+    public boolean unixSockets() {
+        return unixSockets;
+    }
+
+    /** This host's identity for choosing the same-host channel; null means computed (hostname/boot id). */
+    public String hostId() {
+        return hostId;
+    }
+
+    public long sendQueueBytes() {
+        return sendQueueBytes;
+    }
+
+    public Duration sendQueueTimeout() {
+        return sendQueueTimeout;
+    }
+
+    public int maxQueuedRequests() {
+        return maxQueuedRequests;
+    }
+
+    public long maxQueuedRequestBytes() {
+        return maxQueuedRequestBytes;
+    }
+
+    /** How long transport threads poll after activity before blocking. */
+    public Duration spinTime() {
+        return spinTime;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -188,6 +251,14 @@ public final class RpcBackendOptions implements BackendOptions {
         private final List<SerializationExtension> serializationExtensions = new ArrayList<>();
         private final Map<String, Map<String, String>> deviceMaps = new LinkedHashMap<>();
         private List<String> devices = List.of();
+        private boolean unixSockets = !"0".equals(System.getenv("FERRY_UNIX_SOCKETS"))
+                && !"false".equalsIgnoreCase(System.getenv("FERRY_UNIX_SOCKETS"));
+        private Duration spinTime = Duration.ofNanos(1000L * envInt("FERRY_SPIN_MICROS", 0));
+        private String hostId;
+        private long sendQueueBytes = 64L << 20;
+        private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;
+        private int maxQueuedRequests = 1024;
+        private long maxQueuedRequestBytes = 256L << 20;
 
         private Builder() {
         }
@@ -207,6 +278,28 @@ public final class RpcBackendOptions implements BackendOptions {
             serializationExtensions.addAll(o.serializationExtensions);
             deviceMaps.putAll(o.deviceMaps);
             devices = o.devices;
+            unixSockets = o.unixSockets;
+            hostId = o.hostId;
+            sendQueueBytes = o.sendQueueBytes;
+            sendQueueTimeout = o.sendQueueTimeout;
+            maxQueuedRequests = o.maxQueuedRequests;
+            maxQueuedRequestBytes = o.maxQueuedRequestBytes;
+            spinTime = o.spinTime;
+        }
+
+        private static int envInt(String name, int fallback) {
+            String value = System.getenv(name);
+            try {
+                return value == null || value.isBlank() ? fallback : Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                return fallback;
+            }
+        }
+
+        /** After activity, how long transport threads poll before blocking; zero never spins. */
+        public Builder spinTime(Duration value) {
+            this.spinTime = requireNotNegative(value, "spinTime");
+            return this;
         }
 
         private static String defaultListenHost() {
@@ -309,6 +402,44 @@ public final class RpcBackendOptions implements BackendOptions {
          */
         public Builder setDevices(List<String> value) {
             this.devices = Devices.checkList(Objects.requireNonNull(value, "devices"));
+            return this;
+        }
+
+        /** Whether to reach peers on this host over a Unix domain socket; false forces TCP. */
+        public Builder unixSockets(boolean value) {
+            this.unixSockets = value;
+            return this;
+        }
+
+        /** Overrides this host's identity (workers with equal ids use the same-host channel). */
+        public Builder hostId(String value) {
+            this.hostId = Objects.requireNonNull(value, "hostId");
+            return this;
+        }
+
+        public Builder sendQueueBytes(long value) {
+            if (value < 1) {
+                throw invalid("sendQueueBytes must be at least 1, got " + value);
+            }
+            this.sendQueueBytes = value;
+            return this;
+        }
+
+        public Builder sendQueueTimeout(Duration value) {
+            this.sendQueueTimeout = requireNotNegative(value, "sendQueueTimeout");
+            return this;
+        }
+
+        public Builder maxQueuedRequests(int value) {
+            this.maxQueuedRequests = requirePositive(value, "maxQueuedRequests");
+            return this;
+        }
+
+        public Builder maxQueuedRequestBytes(long value) {
+            if (value < 1) {
+                throw invalid("maxQueuedRequestBytes must be at least 1, got " + value);
+            }
+            this.maxQueuedRequestBytes = value;
             return this;
         }
 

@@ -78,6 +78,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final List<CallInterceptor> interceptors;
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
+    private final ReadThrottle throttle;
     private final AtomicLong nextCallId = new AtomicLong(1);
     private final HashedWheelTimer timer;
     private final AllGathers allGathers = new AllGathers(this);
@@ -99,6 +100,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.store = store;
         this.storeOwner = storeOwner;
         this.rpcTimeout = options.rpcTimeout();
+        this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
         this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader());
         this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
@@ -158,7 +160,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
-        incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs);
+        incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
+                throttle);
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -408,7 +411,13 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.state", state.name());
         info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
         info.put("agent.transport", transport.describe());
-        info.put("agent.address", String.valueOf(address));
+        // The first part of what the transport advertises (host:port); the rest (a same-host socket) apart.
+        String advertised = String.valueOf(address);
+        int extra = advertised.indexOf(';');
+        info.put("agent.address", extra < 0 ? advertised : advertised.substring(0, extra));
+        if (extra >= 0) {
+            info.put("agent.address.extra", advertised.substring(extra + 1));
+        }
         info.put("agent.client_active_calls", Integer.toString(pending.size()));
         info.put("agent.client_active_user_calls", Integer.toString(pending.userCalls()));
         info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
@@ -416,6 +425,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
+        info.put("agent.server_queued_requests", Integer.toString(throttle.queuedRequests()));
+        info.put("agent.paused_connections", Integer.toString(throttle.pausedConnections()));
+        if (connections != null) {
+            connections.kinds().forEach((peer, kind) -> info.put("agent.peer." + peer + ".transport", kind));
+        }
         rrefs.debugInfo().forEach((key, value) -> info.put("rref." + key, value));
         return info;
     }

@@ -53,6 +53,7 @@ final class IncomingCalls {
     private final List<CallInterceptor> interceptors;
     private final RequestLimiter limiter;
     private final ExecutorService executor;
+    private final ReadThrottle throttle;
     private final ActivityCounter active = new ActivityCounter();
     private final AtomicInteger activeAsync = new AtomicInteger();
     private volatile boolean replying = true;
@@ -60,7 +61,8 @@ final class IncomingCalls {
     private volatile boolean abandoning;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
-                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs) {
+                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle) {
+        this.throttle = throttle;
         this.rrefs = rrefs;
         this.agent = agent;
         this.self = self;
@@ -78,6 +80,7 @@ final class IncomingCalls {
      * always finds the RRef.
      */
     void submit(Connection connection, WorkerInfo caller, InboundMessage message) {
+        throttle.arrived(connection, message.payloadBytes());
         boolean counted = !message.headers().contains(SystemCalls.MARKER);
         if (counted) {
             active.increment();
@@ -102,6 +105,7 @@ final class IncomingCalls {
         try {
             executor.execute(() -> run(connection, caller, message, counted, owner, false));
         } catch (RejectedExecutionException e) {
+            throttle.finished(message.payloadBytes());
             if (counted) {
                 finished();
             }
@@ -160,6 +164,7 @@ final class IncomingCalls {
                 CurrentAgent.clear();
                 limiter.exit();
             }
+            throttle.finished(message.payloadBytes());
             if (!replyLater && counted) {
                 finished();
             }

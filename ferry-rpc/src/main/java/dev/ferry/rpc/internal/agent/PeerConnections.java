@@ -49,7 +49,19 @@ final class PeerConnections {
             held.clear();
         }
         for (HeldConnection connection : release) {
-            connection.actions.forEach(Runnable::run);
+            // Messages keep arriving behind the handshake while it is released: drain until empty.
+            while (true) {
+                List<Runnable> batch;
+                synchronized (held) {
+                    if (connection.actions.isEmpty()) {
+                        connection.drained = true;
+                        break;
+                    }
+                    batch = new ArrayList<>(connection.actions);
+                    connection.actions.clear();
+                }
+                batch.forEach(Runnable::run);
+            }
         }
     }
 
@@ -124,7 +136,7 @@ final class PeerConnections {
      */
     boolean deferUntilAccepted(Connection connection, Runnable action) {
         synchronized (held) {
-            if (connection.attachment() instanceof HeldConnection waiting && directory == null) {
+            if (connection.attachment() instanceof HeldConnection waiting && !waiting.drained) {
                 waiting.actions.add(action);
                 return true;
             }
@@ -135,6 +147,7 @@ final class PeerConnections {
     /** A connection whose Hello came before rendezvous finished, and what arrived behind it. */
     private static final class HeldConnection {
         final List<Runnable> actions = new ArrayList<>();
+        boolean drained; // under held
     }
 
     /** Forgets a closed connection. */
@@ -146,6 +159,17 @@ final class PeerConnections {
                 byPeer.remove(peer.name(), current);
             }
         }
+    }
+
+    /** Per peer with an open connection, what carries it ({@link Connection#kind()}), by peer name. */
+    Map<String, String> kinds() {
+        Map<String, String> kinds = new java.util.TreeMap<>();
+        byPeer.forEach((peer, future) -> {
+            if (future.isDone() && !future.isCompletedExceptionally() && future.join().isActive()) {
+                kinds.put(peer, future.join().kind());
+            }
+        });
+        return kinds;
     }
 
     private static boolean isUsable(CompletableFuture<Connection> future) {

@@ -4,17 +4,37 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 
 import java.util.function.Consumer;
 
-/** One open connection. Thread-safe: any thread may send. */
+/**
+ * One open connection. Thread-safe: any thread may send.
+ *
+ * <p>Order: messages of one connection are delivered in the order they were sent, except that a
+ * message without headers may overtake a large message (over {@code Chunks.CHUNK_BYTES}) sent
+ * before it whose chunks are still in flight. A message with headers is never overtaken and never
+ * overtakes (the RRef protocol relies on that).
+ */
 public interface Connection {
 
     /**
      * Queues {@code message} for sending. Encoding happens on the calling thread: an encoding
      * failure (for example a message over the size limit) is thrown from here; a write failure
-     * later is reported to {@code onFailure}, once.
+     * later is reported to {@code onFailure}, once. On an ordinary thread this may wait (bounded)
+     * while the connection's send queue is full; a transport thread never waits.
      */
     void send(OutboundMessage message, Consumer<Throwable> onFailure);
 
     boolean isActive();
+
+    /**
+     * Stops (true) or resumes (false) reading from this connection, so a busy receiver pushes back
+     * on its sender. Transports without flow control ignore it.
+     */
+    default void pauseReading(boolean paused) {
+    }
+
+    /** What carries this connection, for debug info: {@code "tcp"}, {@code "uds"}, {@code "in-process"}. */
+    default String kind() {
+        return "in-process";
+    }
 
     /** Closes after the messages already queued are written. */
     void close();

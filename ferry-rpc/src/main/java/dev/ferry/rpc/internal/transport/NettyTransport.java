@@ -1,13 +1,14 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -19,56 +20,118 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.unix.DomainSocketAddress;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
- * TCP transport on Netty: native epoll where available, NIO otherwise; length-prefixed frames
- * ({@link FrameCodec}); {@code TCP_NODELAY}. One event-loop group serves both accepted and opened
- * connections.
+ * Netty transport: native epoll where available (NIO otherwise), {@code TCP_NODELAY}, and between
+ * workers on the same host a Unix domain socket instead of TCP when epoll is there (TensorPipe's
+ * transport negotiation, simplified). One event-loop group serves accepted and opened connections.
+ *
+ * <h2>Addresses</h2>
+ * {@link #start} returns {@code host:port}, followed, when a Unix socket is open, by
+ * {@code ;uds=<socket path>;hostid=<host id>}. {@link #connect} uses the socket when the peer's host
+ * id is this transport's (same hostname and boot id, {@link HostIdentity}) and falls back to TCP
+ * when that fails. The socket file lives in a fresh temporary directory deleted at {@link #close}.
+ *
+ * <h2>Writing and reading</h2>
+ * Each connection writes through an {@link OutboundQueue}: large frames in chunks, interleaved
+ * with other messages, never more than the write-buffer water marks in the channel, and senders
+ * on ordinary threads wait (bounded) while too much is queued. Reading goes through a
+ * {@link FrameAssembler}; {@link Connection#pauseReading} turns Netty's auto-read off, so a busy
+ * receiver stops taking bytes and TCP's flow control pushes back to the sender.
+ *
+ * <pre>
+ *   pipeline:  [units: length-prefixed, at most one chunk] ─▶ [messages: FrameAssembler] ─▶ listener
+ *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
+ * </pre>
  */
 public final class NettyTransport implements Transport {
     private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
     private static final AttributeKey<NettyConnection> CONNECTION = AttributeKey.valueOf("ferry.connection");
+    /** Channel write buffer: writes stop above the high mark and resume below the low one. */
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(2 << 20, 4 << 20);
 
-    private final String bindHost;
-    private final int bindPort;
-    private final long maxFrameBytes;
+    /**
+     * What a Netty transport is made of.
+     *
+     * @param sendQueueBytes   bytes a connection may queue beyond its channel buffer before senders wait
+     * @param sendQueueTimeout how long a sender waits for room before its send fails (TIMEOUT)
+     * @param unixSockets      listen on, and prefer, a Unix domain socket for peers on this host
+     * @param hostId           identifies this host; peers with the same id use the Unix socket
+     * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
+     */
+    public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                           Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos) {
+        /** TCP only, default queue limits: for tests. */
+        public static Settings tcp(String bindHost, int ioThreads, long maxFrameBytes) {
+            return new Settings(bindHost, 0, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
+                    HostIdentity.local(), 0);
+        }
+
+        public Settings withUnixSockets(boolean value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
+                    hostId, spinNanos);
+        }
+    }
+
+    private final Settings settings;
     private final boolean epoll;
     private final EventLoopGroup group;
     private final ChannelGroup channels;
+    private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
     private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
+    private volatile Path socketDir;
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
-        this.bindHost = bindHost;
-        this.bindPort = bindPort;
-        this.maxFrameBytes = maxFrameBytes;
+        this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
+                HostIdentity.local(), 0), threads);
+    }
+
+    public NettyTransport(Settings settings, ThreadFactory threads) {
+        this.settings = settings;
         this.epoll = Epoll.isAvailable();
-        IoHandlerFactory ioHandler = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
-        this.group = new MultiThreadIoEventLoopGroup(ioThreads, runnable -> {
+        IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory() : settings.spinNanos() > 0
+                ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))
+                : EpollIoHandler.newFactory();
+        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {
             Thread thread = threads.newThread(runnable);
             ioThreadsStarted.add(thread);
             return thread;
@@ -85,37 +148,91 @@ public final class NettyTransport implements Transport {
                 .group(group)
                 .channel(serverChannelType)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new Initializer(true));
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                .childHandler(new Initializer(true, "tcp"));
         try {
-            serverChannel = bootstrap.bind(bindHost, bindPort).sync().channel();
+            serverChannel = bootstrap.bind(settings.bindHost(), settings.bindPort()).sync().channel();
         } catch (Exception e) {
             close();
             throw new RpcException(RpcException.Code.UNAVAILABLE,
-                    "cannot listen on " + bindHost + ":" + bindPort + ": " + e.getMessage(), e);
+                    "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
-        return bindHost + ":" + bound.getPort();
+        String address = settings.bindHost() + ":" + bound.getPort();
+        String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
+        return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
+    }
+
+    /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
+    private String listenOnUnixSocket() {
+        try {
+            socketDir = Files.createTempDirectory("ferry-");
+            Path socket = socketDir.resolve("rpc.sock");
+            Channel server = new ServerBootstrap()
+                    .group(group)
+                    .channel(EpollServerDomainSocketChannel.class)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .childHandler(new Initializer(true, "uds"))
+                    .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
+            channels.add(server);
+            return socket.toString();
+        } catch (Exception e) {
+            log.warn("cannot listen on a Unix domain socket, peers on this host will use TCP: {}", e.toString());
+            deleteSocketDir();
+            return null;
+        }
     }
 
     @Override
     public CompletableFuture<Connection> connect(String address) {
         CompletableFuture<Connection> result = new CompletableFuture<>();
-        int colon = address.lastIndexOf(':');
-        if (colon <= 0) {
-            result.completeExceptionally(new RpcException(RpcException.Code.INVALID_ARGUMENT,
-                    "bad worker address '" + address + "'"));
+        PeerAddress peer;
+        try {
+            peer = PeerAddress.parse(address);
+        } catch (RpcException e) {
+            result.completeExceptionally(e);
             return result;
         }
-        String host = address.substring(0, colon);
-        int port = Integer.parseInt(address.substring(colon + 1));
+        if (peer.socket() != null && settings.unixSockets() && epoll && settings.hostId().equals(peer.hostId())) {
+            open(new Bootstrap().channel(EpollDomainSocketChannel.class).handler(new Initializer(false, "uds")),
+                    new DomainSocketAddress(peer.socket()), address).whenComplete((connection, error) -> {
+                        if (error == null) {
+                            result.complete(connection);
+                        } else {
+                            log.debug("Unix socket {} failed, using TCP: {}", peer.socket(), error.toString());
+                            connectTcp(peer, address, result);
+                        }
+                    });
+        } else {
+            connectTcp(peer, address, result);
+        }
+        return result;
+    }
+
+    private void connectTcp(PeerAddress peer, String address, CompletableFuture<Connection> result) {
         Bootstrap bootstrap = new Bootstrap()
-                .group(group)
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
+                .handler(new Initializer(false, "tcp"));
+        open(bootstrap, InetSocketAddress.createUnresolved(peer.host(), peer.port()), address).whenComplete(
+                (connection, error) -> {
+                    if (error == null) {
+                        result.complete(connection);
+                    } else {
+                        result.completeExceptionally(error);
+                    }
+                });
+    }
+
+    private CompletableFuture<Connection> open(Bootstrap bootstrap, SocketAddress remote, String address) {
+        CompletableFuture<Connection> result = new CompletableFuture<>();
+        bootstrap.group(group)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-                .handler(new Initializer(false));
-        bootstrap.connect(host, port).addListener((ChannelFutureListener) f -> {
+                .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
+        ChannelFuture connecting = remote instanceof InetSocketAddress inet
+                ? bootstrap.connect(inet.getHostString(), inet.getPort()) : bootstrap.connect(remote);
+        connecting.addListener((ChannelFutureListener) f -> {
             if (f.isSuccess()) {
                 result.complete(f.channel().attr(CONNECTION).get());
             } else {
@@ -134,8 +251,16 @@ public final class NettyTransport implements Transport {
     @Override
     public void close() {
         try {
-            // Flush what is queued (replies sent just before shutdown) before closing.
-            channels.writeAndFlush(Unpooled.EMPTY_BUFFER).awaitUninterruptibly(5, TimeUnit.SECONDS);
+            // Write what is queued (replies sent just before shutdown) before closing.
+            List<ChannelFuture> closing = new ArrayList<>();
+            for (NettyConnection connection : connections) {
+                connection.close();
+                closing.add(connection.channel.closeFuture());
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            for (ChannelFuture future : closing) {
+                future.awaitUninterruptibly(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
@@ -149,24 +274,74 @@ public final class NettyTransport implements Transport {
                     break;
                 }
             }
+            deleteSocketDir();
         }
     }
 
-    private final class Initializer extends ChannelInitializer<SocketChannel> {
-        private final boolean accepted;
+    private void deleteSocketDir() {
+        Path dir = socketDir;
+        if (dir == null) {
+            return;
+        }
+        try {
+            Files.deleteIfExists(dir.resolve("rpc.sock"));
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            log.warn("cannot delete {}: {}", dir, e.toString());
+        }
+    }
 
-        Initializer(boolean accepted) {
+    /** Where a peer listens, as {@link #start} wrote it. */
+    record PeerAddress(String host, int port, String socket, String hostId) {
+        static PeerAddress parse(String address) {
+            String[] parts = address.split(";");
+            String tcp = parts[0];
+            int colon = tcp.lastIndexOf(':');
+            int port;
+            try {
+                port = colon <= 0 ? -1 : Integer.parseInt(tcp.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+            if (port < 0 || port > 65535) {
+                throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "bad worker address '" + address + "'");
+            }
+            String socket = null;
+            String hostId = null;
+            for (int i = 1; i < parts.length; i++) {
+                if (parts[i].startsWith("uds=")) {
+                    socket = parts[i].substring(4);
+                } else if (parts[i].startsWith("hostid=")) {
+                    hostId = parts[i].substring(7);
+                }
+            }
+            return new PeerAddress(tcp.substring(0, colon), port, socket, hostId);
+        }
+    }
+
+    private final class Initializer extends ChannelInitializer<Channel> {
+        private final boolean accepted;
+        private final String kind;
+
+        Initializer(boolean accepted, String kind) {
             this.accepted = accepted;
+            this.kind = kind;
         }
 
         @Override
-        protected void initChannel(SocketChannel channel) {
-            NettyConnection connection = new NettyConnection(channel);
+        protected void initChannel(Channel channel) {
+            NettyConnection connection = new NettyConnection(channel, kind);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
+            connections.add(connection);
+            channel.closeFuture().addListener(f -> connections.remove(connection));
+            long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.HEADER_BYTES;
+            LengthFieldBasedFrameDecoder units = new LengthFieldBasedFrameDecoder((int) unitLimit, 0, 4, 0, 4);
+            // The default cumulator grows one buffer read by read, copying what it holds each time
+            // (quadratic in the unit size); composing the reads copies nothing.
+            units.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
             channel.pipeline()
-                    .addLast("frames", new LengthFieldBasedFrameDecoder(
-                            (int) Math.min(Integer.MAX_VALUE, maxFrameBytes + 4), 0, 4, 0, 4))
+                    .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection));
             if (accepted) {
                 listener.onAccepted(connection);
@@ -174,9 +349,10 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** Decodes frames into messages and reports them; closes the connection on a bad frame. */
+    /** Assembles messages and reports them; closes the connection on bad input. */
     private final class MessageHandler extends SimpleChannelInboundHandler<ByteBuf> {
         private final NettyConnection connection;
+        private final FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes());
         private Throwable failure;
 
         MessageHandler(NettyConnection connection) {
@@ -184,9 +360,19 @@ public final class NettyTransport implements Transport {
         }
 
         @Override
-        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf frame) {
-            InboundMessage message = FrameCodec.decode(frame);
-            listener.onMessage(connection, message);
+        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf unit) {
+            InboundMessage message = assembler.read(unit);
+            if (message != null) {
+                listener.onMessage(connection, message);
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                connection.outbound.drain();
+            }
+            ctx.fireChannelWritabilityChanged();
         }
 
         @Override
@@ -200,33 +386,31 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            assembler.clear();
+            connection.outbound.failAll(failure != null ? failure : new ClosedChannelException());
             listener.onClosed(connection, failure);
         }
     }
 
     private final class NettyConnection implements Connection {
         private final Channel channel;
+        private final String kind;
+        private final OutboundQueue outbound;
         private volatile Object attachment;
 
-        NettyConnection(Channel channel) {
+        NettyConnection(Channel channel, String kind) {
             this.channel = channel;
+            this.kind = kind;
+            this.outbound = new OutboundQueue(channel, settings.sendQueueBytes());
         }
 
         @Override
         public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), maxFrameBytes);
-            ChannelFuture write = channel.writeAndFlush(frame);
-            if (write.isDone()) {
-                if (!write.isSuccess()) {
-                    onFailure.accept(write.cause());
-                }
-            } else {
-                write.addListener(f -> {
-                    if (!f.isSuccess()) {
-                        onFailure.accept(f.cause());
-                    }
-                });
+            if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
+                outbound.awaitRoom(settings.sendQueueTimeout());
             }
+            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes());
+            outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
         }
 
         @Override
@@ -236,8 +420,17 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void close() {
-            // An empty write queues behind everything already sent, so the close loses nothing.
-            channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            outbound.closeWhenDrained();
+        }
+
+        @Override
+        public void pauseReading(boolean paused) {
+            channel.config().setAutoRead(!paused);
+        }
+
+        @Override
+        public String kind() {
+            return kind;
         }
 
         @Override
@@ -257,7 +450,7 @@ public final class NettyTransport implements Transport {
 
         @Override
         public String toString() {
-            return "Connection[" + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
+            return "Connection[" + kind + " " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
         }
     }
 }

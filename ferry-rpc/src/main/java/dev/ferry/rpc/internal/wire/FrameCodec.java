@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.spi.CallHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.BufferObject;
 
@@ -28,7 +29,8 @@ import java.util.Map;
  * </pre>
  *
  * The out-of-band buffers are written straight from their sources into the outgoing buffer,
- * never through the object stream.
+ * never through the object stream. A stream transport sends a frame larger than
+ * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages.
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
@@ -111,6 +113,18 @@ public final class FrameCodec {
      * PROTOCOL_ERROR for anything malformed; the caller then closes the connection.
      */
     public static InboundMessage decode(ByteBuf frame) {
+        return decode(frame, false);
+    }
+
+    /**
+     * Decodes a frame held in a heap array that nothing else uses: the message's buffers are views
+     * of that array, not copies (for reassembled large frames, saving one copy of every byte).
+     */
+    public static InboundMessage decodeOwned(byte[] frame) {
+        return decode(Unpooled.wrappedBuffer(frame), true);
+    }
+
+    private static InboundMessage decode(ByteBuf frame, boolean owned) {
         try {
             int version = frame.readUnsignedByte();
             if (version != VERSION) {
@@ -124,11 +138,11 @@ public final class FrameCodec {
             frame.readUnsignedShort();
             long id = frame.readLong();
             CallHeaders headers = decodeHeaders(frame, readLength(frame, "header"));
-            ByteBuffer body = copy(frame, readLength(frame, "body"));
+            ByteBuffer body = take(frame, readLength(frame, "body"), owned);
             int count = readCount(frame);
             List<ByteBuffer> buffers = count == 0 ? List.of() : new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
-                buffers.add(copy(frame, readLength(frame, "buffer")));
+                buffers.add(take(frame, readLength(frame, "buffer"), owned));
             }
             if (frame.isReadable()) {
                 throw protocol(frame.readableBytes() + " unexpected trailing bytes in a frame");
@@ -172,7 +186,12 @@ public final class FrameCodec {
         return count;
     }
 
-    private static ByteBuffer copy(ByteBuf frame, int length) {
+    private static ByteBuffer take(ByteBuf frame, int length, boolean owned) {
+        if (owned) {
+            ByteBuffer view = ByteBuffer.wrap(frame.array(), frame.arrayOffset() + frame.readerIndex(), length).slice();
+            frame.skipBytes(length);
+            return view;
+        }
         byte[] bytes = new byte[length];
         frame.readBytes(bytes);
         return ByteBuffer.wrap(bytes);

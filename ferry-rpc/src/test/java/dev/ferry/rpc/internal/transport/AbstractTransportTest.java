@@ -56,6 +56,9 @@ public abstract class AbstractTransportTest {
     /** An address nothing listens on. */
     protected abstract String unreachableAddress() throws Exception;
 
+    /** What {@link Connection#kind()} reports for this transport's connections. */
+    protected abstract String expectedKind();
+
     @BeforeEach
     void startTransports() {
         serverEvents = new Recorder();
@@ -109,6 +112,8 @@ public abstract class AbstractTransportTest {
         assertThat(accepted.attachment()).isEqualTo("the client");
         assertThat(toServer.isActive()).isTrue();
         assertThat(accepted.isActive()).isTrue();
+        assertThat(toServer.kind()).isEqualTo(expectedKind());
+        assertThat(accepted.kind()).isEqualTo(expectedKind());
     }
 
     @Test

@@ -13,4 +13,9 @@ class LocalTransportTest extends AbstractTransportTest {
     protected String unreachableAddress() {
         return "local:nobody/0";
     }
+
+    @Override
+    protected String expectedKind() {
+        return "in-process";
+    }
 }

@@ -18,4 +18,9 @@ class NettyTransportTest extends AbstractTransportTest {
             return "127.0.0.1:" + probe.getLocalPort();
         }
     }
+
+    @Override
+    protected String expectedKind() {
+        return "tcp";
+    }
 }

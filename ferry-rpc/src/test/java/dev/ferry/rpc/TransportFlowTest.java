@@ -1,0 +1,148 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
+import io.netty.channel.epoll.Epoll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.management.BufferPoolMXBean;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The default backend's transport seen from the API: a small call is not held up by a large one,
+ * a flood against a slow worker keeps memory bounded, and peers on this host talk over a Unix
+ * socket unless TCP is forced.
+ */
+@Timeout(120)
+class TransportFlowTest {
+    private static final long MIB = 1 << 20;
+
+    /** Handlers of the flood test wait on this. */
+    static volatile CountDownLatch gate = new CountDownLatch(0);
+
+    public static int hold(byte[] data) throws InterruptedException {
+        if (!gate.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("gate never opened");
+        }
+        return data.length;
+    }
+
+    @Test
+    void aSmallCallCompletesWhileALargeTransferIsInFlight() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            assertThat(w0.rpcSync("worker1", Ops::noop, 1)).isEqualTo(1);
+            float[] big = new float[(int) (64 * MIB / 4)];
+            for (int i = 0; i < big.length; i += 4096) {
+                big[i] = i;
+            }
+            RpcFuture<Object> echo = w0.rpcAsync("worker1", Ops::identity, big);
+            assertThat(w0.rpcSync("worker1", Ops::noop, 7)).isEqualTo(7);
+            assertThat(echo.done()).as("the 64 MiB echo is still in flight when the small call returns").isFalse();
+            assertThat((float[]) echo.await()).isEqualTo(big);
+        }
+    }
+
+    @Test
+    void aFloodAgainstASlowWorkerKeepsMemoryBoundedAndThenCompletes() throws Exception {
+        int calls = 20_000;
+        byte[] payload = new byte[64 * 1024];
+        gate = new CountDownLatch(1);
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            RpcAgent w1 = cluster.agent(1);
+            assertThat(w0.rpcSync("worker1", Ops::noop, 1)).isEqualTo(1);
+            long heapBefore = usedHeapAfterGc();
+            List<RpcFuture<Integer>> futures = new ArrayList<>(calls);
+            Thread issuer = Thread.ofPlatform().name("flood").start(() -> {
+                for (int i = 0; i < calls; i++) {
+                    futures.add(w0.rpcAsync("worker1", TransportFlowTest::hold, payload));
+                }
+            });
+            // Saturated: the receiver stopped reading and the sender waits for room in its queue.
+            until("the receiver pauses and the sender waits", () ->
+                    w1.getDebugInfo().get("agent.paused_connections").equals("1")
+                            && issuer.getState() == Thread.State.TIMED_WAITING);
+            long heapGrowth = usedHeapAfterGc() - heapBefore;
+            long direct = usedDirectMemory();
+            System.out.printf("flood saturated: heap growth %d MiB, direct %d MiB, receiver queued %s%n",
+                    heapGrowth / MIB, direct / MIB, w1.getDebugInfo().get("agent.server_queued_requests"));
+            // Unbounded, 20,000 x 64 KiB would be 1.25 GiB queued at the sender and as much at the receiver.
+            assertThat(heapGrowth).as("heap growth (bytes) under the flood").isLessThan(400 * MIB);
+            assertThat(direct).as("direct memory (bytes) under the flood").isLessThan(256 * MIB);
+            assertThat(issuer.isAlive()).isTrue();
+
+            gate.countDown();
+            issuer.join(TimeUnit.SECONDS.toMillis(60));
+            assertThat(issuer.isAlive()).isFalse();
+            assertThat(futures).hasSize(calls);
+            for (RpcFuture<Integer> future : futures) {
+                assertThat(future.await()).isEqualTo(payload.length);
+            }
+            assertThat(w1.getDebugInfo().get("agent.paused_connections")).isEqualTo("0");
+        } finally {
+            gate.countDown();
+        }
+    }
+
+    @Test
+    void peersOnThisHostUseAUnixSocketUnlessTcpIsForced() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
+            assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
+                    .isEqualTo(Epoll.isAvailable() ? "uds" : "tcp");
+        }
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(false))) {
+            cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
+            assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport")).isEqualTo("tcp");
+        }
+    }
+
+    @Test
+    void spinningEventLoopsAndWaitsDeliverEveryReply() {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.spinTime(java.time.Duration.ofNanos(50_000)))) {
+            RpcAgent w0 = cluster.agent(0);
+            for (int i = 0; i < 2_000; i++) {
+                assertThat(w0.rpcSync("worker1", Ops::noop, i)).isEqualTo(i);
+            }
+        }
+    }
+
+    private static long usedHeapAfterGc() {
+        System.gc();
+        return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    }
+
+    /** Netty's pooled memory (reserved, so an upper bound) plus the JDK's direct buffers. */
+    private static long usedDirectMemory() {
+        long netty = ByteBufAllocator.DEFAULT instanceof ByteBufAllocatorMetricProvider provider
+                ? provider.metric().usedDirectMemory() : 0;
+        long jdk = 0;
+        for (BufferPoolMXBean pool : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
+            if (pool.getName().equals("direct")) {
+                jdk = pool.getMemoryUsed();
+            }
+        }
+        return Math.max(netty, jdk);
+    }
+
+    private static void until(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not true within 60 s: " + what);
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+    }
+}

@@ -1,0 +1,183 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.wire.Chunks;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.HeaderKey;
+import io.netty.channel.epoll.Epoll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * What only the Netty transport does: large messages in chunks that smaller ones may overtake,
+ * ordered messages that never overtake, and the choice between a Unix socket and TCP.
+ */
+@Timeout(60)
+class NettyTransportFlowTest {
+    private static final int LARGE = 64 << 20;
+    private final List<Transport> transports = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        transports.forEach(Transport::close);
+    }
+
+    @Test
+    void aSmallMessageOvertakesALargeOneSentBeforeIt() throws Exception {
+        Events server = new Events();
+        String address = start(settings(false), server);
+        Connection client = start(settings(false), new Events(), address);
+        Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
+        // The receiver reads nothing until both are queued, so the order cannot depend on timing:
+        // far more than the socket and channel buffers hold of the large one is still queued.
+        accepted.pauseReading(true);
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
+        client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
+        accepted.pauseReading(false);
+        assertThat(server.next().id()).isEqualTo(2);
+        InboundMessage large = server.next();
+        assertThat(large.id()).isEqualTo(1);
+        assertThat(large.inBand().remaining()).isEqualTo(LARGE);
+    }
+
+    @Test
+    void aMessageWithHeadersNeverOvertakes() throws Exception {
+        Events server = new Events();
+        String address = start(settings(false), server);
+        Connection client = start(settings(false), new Events(), address);
+        Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
+        accepted.pauseReading(true);
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
+        client.send(message(2, new byte[10], CallHeaders.empty().with(HeaderKey.ofString("rref"), "x")), e -> { });
+        accepted.pauseReading(false);
+        assertThat(server.next().id()).isEqualTo(1);
+        assertThat(server.next().id()).isEqualTo(2);
+    }
+
+    @Test
+    void manyLargeMessagesInterleavedArriveIntact() throws Exception {
+        Events server = new Events();
+        String address = start(settings(false), server);
+        Connection client = start(settings(false), new Events(), address);
+        int count = 3 * OutboundQueue.MAX_ACTIVE_LARGE;
+        for (int i = 0; i < count; i++) {
+            byte[] body = new byte[Chunks.CHUNK_BYTES * 2 + i];
+            body[body.length - 1] = (byte) i;
+            client.send(message(i, body, CallHeaders.empty()), e -> { });
+        }
+        boolean[] seen = new boolean[count];
+        for (int i = 0; i < count; i++) {
+            InboundMessage received = server.next();
+            int id = (int) received.id();
+            assertThat(received.inBand().remaining()).isEqualTo(Chunks.CHUNK_BYTES * 2 + id);
+            assertThat(received.inBand().get(received.inBand().limit() - 1)).isEqualTo((byte) id);
+            seen[id] = true;
+        }
+        assertThat(seen).containsOnly(true);
+    }
+
+    @Test
+    void peersOnThisHostUseTheUnixSocketWhichIsDeletedAtClose() throws Exception {
+        assumeTrue(Epoll.isAvailable());
+        Events server = new Events();
+        NettyTransport transport = new NettyTransport(settings(true), threads());
+        transports.add(transport);
+        String address = transport.start(server);
+        Path socket = Path.of(NettyTransport.PeerAddress.parse(address).socket());
+        assertThat(socket).exists();
+        Connection client = start(settings(true), new Events(), address);
+        assertThat(client.kind()).isEqualTo("uds");
+        transport.close();
+        assertThat(socket).doesNotExist();
+        assertThat(socket.getParent()).doesNotExist();
+    }
+
+    @Test
+    void peersOnAnotherHostOrWithUnixSocketsOffUseTcp() throws Exception {
+        String address = start(settings(true), new Events());
+        NettyTransport.Settings elsewhere = new NettyTransport.Settings("127.0.0.1", 0, 1, 1 << 30, 64L << 20,
+                java.time.Duration.ofSeconds(60), true, "another-host/boot", 0);
+        assertThat(start(elsewhere, new Events(), address).kind()).isEqualTo("tcp");
+        assertThat(start(settings(false), new Events(), address).kind()).isEqualTo("tcp");
+    }
+
+    @Test
+    void aStaleSocketFallsBackToTcp() throws Exception {
+        assumeTrue(Epoll.isAvailable());
+        String address = start(settings(false), new Events());
+        Path missing = Files.createTempDirectory("ferry-test-").resolve("gone.sock");
+        String stale = address + ";uds=" + missing + ";hostid=" + HostIdentity.local();
+        assertThat(start(settings(true), new Events(), stale).kind()).isEqualTo("tcp");
+        Files.delete(missing.getParent());
+    }
+
+    private static NettyTransport.Settings settings(boolean unixSockets) {
+        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withUnixSockets(unixSockets);
+    }
+
+    private String start(NettyTransport.Settings settings, Events events) {
+        NettyTransport transport = new NettyTransport(settings, threads());
+        transports.add(transport);
+        return transport.start(events);
+    }
+
+    private Connection start(NettyTransport.Settings settings, Events events, String connectTo) throws Exception {
+        NettyTransport transport = new NettyTransport(settings, threads());
+        transports.add(transport);
+        transport.start(events);
+        return transport.connect(connectTo).get(10, TimeUnit.SECONDS);
+    }
+
+    private static ThreadFactory threads() {
+        return task -> {
+            Thread thread = new Thread(task, "flow-test");
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    private static OutboundMessage message(long id, byte[] body, CallHeaders headers) {
+        return new OutboundMessage(MessageKind.CALL, id, headers, new EncodedPayload(body, List.of()));
+    }
+
+    private static final class Events implements TransportListener {
+        final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
+        final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
+
+        @Override
+        public void onAccepted(Connection connection) {
+            accepted.add(connection);
+        }
+
+        @Override
+        public void onMessage(Connection connection, InboundMessage message) {
+            messages.add(message);
+        }
+
+        @Override
+        public void onClosed(Connection connection, Throwable cause) {
+        }
+
+        InboundMessage next() throws InterruptedException {
+            InboundMessage message = messages.poll(20, TimeUnit.SECONDS);
+            assertThat(message).as("a message within 20 s").isNotNull();
+            return message;
+        }
+    }
+}
