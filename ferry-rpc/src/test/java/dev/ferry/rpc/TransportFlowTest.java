@@ -96,8 +96,8 @@ class TransportFlowTest {
     }
 
     @Test
-    void peersOnThisHostUseAUnixSocketUnlessTcpIsForced() {
-        try (LocalCluster cluster = LocalCluster.start(2)) {
+    void peersOnThisHostUseAUnixSocketWhenEnabledElseTcp() {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true))) {
             cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
             assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
                     .isEqualTo(Epoll.isAvailable() ? "uds" : "tcp");
