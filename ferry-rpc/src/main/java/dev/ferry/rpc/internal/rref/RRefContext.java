@@ -189,8 +189,14 @@ public final class RRefContext {
             synchronized (this) {
                 owner = owners.get(fork.rrefId());
                 if (owner == null) {
-                    throw new RpcException(RpcException.Code.UNKNOWN_RREF, "RRef " + fork.rrefId()
-                            + " arrived at its owner " + host.self().name() + ", which does not know it (deleted?)");
+                    if (fork.rrefId().createdOn() == self) {
+                        throw new RpcException(RpcException.Code.UNKNOWN_RREF, "RRef " + fork.rrefId()
+                                + " arrived at its owner " + host.self().name() + ", which does not know it (deleted?)");
+                    }
+                    // Messages between two workers may use two connections (one each way), so the
+                    // RRef can overtake its creation call: hold it until the creation arrives.
+                    owner = new OwnerState(fork.rrefId());
+                    owners.put(fork.rrefId(), owner);
                 }
                 if (fork.parentId() == self) {
                     removeFork(owner, fork.forkId()); // sent to itself: undo the early registration
