@@ -46,10 +46,9 @@ import java.util.Objects;
  *       its devices ({@link Builder#setDeviceMap}); checked one-to-one when set and against the group at
  *       initialization</td></tr>
  *   <tr><td>devices</td><td>empty</td><td>the devices this worker uses ({@link Builder#setDevices})</td></tr>
- *   <tr><td>unixSockets</td><td>false ({@code FERRY_UNIX_SOCKETS=1}: true)</td><td>when true, workers on the same
+ *   <tr><td>unixSockets</td><td>true ({@code FERRY_UNIX_SOCKETS=0}: false)</td><td>when true, workers on the same
  *       host (same hostname and boot id) talk over a Unix domain socket, chosen automatically, with TCP as the
- *       fallback; false uses TCP only (Netty backend, Linux epoll only). Off by default until an RRef race that
- *       the faster channel exposes (RRefLifecycleTest stress test) is understood</td></tr>
+ *       fallback; false uses TCP only (Netty backend, Linux epoll only)</td></tr>
  *   <tr><td>hostId</td><td>hostname/boot id</td><td>workers with equal host ids are taken to share a host</td></tr>
  *   <tr><td>sendQueueBytes</td><td>64 MiB</td><td>bytes queued per connection (beyond the socket's buffer)
  *       before a sending thread waits for the peer to read</td></tr>
@@ -254,10 +253,8 @@ public final class RpcBackendOptions implements BackendOptions {
         private final List<SerializationExtension> serializationExtensions = new ArrayList<>();
         private final Map<String, Map<String, String>> deviceMaps = new LinkedHashMap<>();
         private List<String> devices = List.of();
-        // Opt-in for now: with Unix sockets RRefLifecycleTest's stress test fails (UNKNOWN_RREF) in
-        // most runs, over TCP it passes; see the transport notes for the lead.
-        private boolean unixSockets = "1".equals(System.getenv("FERRY_UNIX_SOCKETS"))
-                || "true".equalsIgnoreCase(System.getenv("FERRY_UNIX_SOCKETS"));
+        private boolean unixSockets = !"0".equals(System.getenv("FERRY_UNIX_SOCKETS"))
+                && !"false".equalsIgnoreCase(System.getenv("FERRY_UNIX_SOCKETS"));
         private Duration spinTime = Duration.ofNanos(1000L * envInt("FERRY_SPIN_MICROS", 0));
         private String hostId;
         private long sendQueueBytes = 64L << 20;
