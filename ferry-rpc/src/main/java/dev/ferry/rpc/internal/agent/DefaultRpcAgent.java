@@ -463,10 +463,15 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
 
         private void onCall(Connection connection, InboundMessage message) {
-            Object peer = connection.attachment();
-            if (peer instanceof WorkerInfo caller) {
+            if (!connections.deferUntilAccepted(connection, () -> dispatchCall(connection, message))) {
+                dispatchCall(connection, message);
+            }
+        }
+
+        private void dispatchCall(Connection connection, InboundMessage message) {
+            if (connection.attachment() instanceof WorkerInfo caller) {
                 incoming.submit(connection, caller, message);
-            } else if (!connections.deferUntilAccepted(connection, () -> onCall(connection, message))) {
+            } else {
                 log.warn("{}: closing connection from {}: a call before the handshake", self.name(),
                         connection.remoteAddress());
                 connection.close();

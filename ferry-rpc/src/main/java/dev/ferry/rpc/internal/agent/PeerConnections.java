@@ -33,6 +33,8 @@ final class PeerConnections {
     private final Hello hello;
     private final Map<String, CompletableFuture<Connection>> byPeer = new ConcurrentHashMap<>();
     private final List<HeldConnection> held = new ArrayList<>();
+    private final Map<Connection, HeldConnection> heldByConnection = new java.util.IdentityHashMap<>();
+    private volatile boolean holding;
     private volatile WorkerDirectory directory;
 
     PeerConnections(Transport transport, ObjectCodec codec, Hello hello) {
@@ -55,6 +57,8 @@ final class PeerConnections {
                 synchronized (held) {
                     if (connection.actions.isEmpty()) {
                         connection.drained = true;
+                        heldByConnection.values().remove(connection);
+                        holding = !heldByConnection.isEmpty();
                         break;
                     }
                     batch = new ArrayList<>(connection.actions);
@@ -114,8 +118,9 @@ final class PeerConnections {
             if (directory == null) {
                 HeldConnection waiting = new HeldConnection();
                 waiting.actions.add(() -> accept(connection, peerHello));
-                connection.attach(waiting);
+                heldByConnection.put(connection, waiting);
                 held.add(waiting);
+                holding = true;
                 return;
             }
         }
@@ -135,8 +140,14 @@ final class PeerConnections {
      * connection has no handshake in progress.
      */
     boolean deferUntilAccepted(Connection connection, Runnable action) {
+        if (!holding) {
+            return false;
+        }
+        // The held state is looked up by connection, not read from its attachment: the release
+        // runs on another thread and may attach the peer between such a read and this check.
         synchronized (held) {
-            if (connection.attachment() instanceof HeldConnection waiting && !waiting.drained) {
+            HeldConnection waiting = heldByConnection.get(connection);
+            if (waiting != null && !waiting.drained) {
                 waiting.actions.add(action);
                 return true;
             }
