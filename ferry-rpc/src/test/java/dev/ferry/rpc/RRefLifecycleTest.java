@@ -64,6 +64,32 @@ class RRefLifecycleTest {
     }
 
     /**
+     * A released reference's delete rides on the next call to its owner (it is applied before that
+     * call runs), or, with no call coming, travels on its own; deletes made together travel together.
+     */
+    @Test
+    void deletesRideOnTheNextCallOrTravelOnTheirOwn() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            RpcAgent w1 = cluster.agent(1);
+            RRef<Integer> first = w0.remote("worker1", Ops::noop, 1);
+            assertThat(first.toHere()).isEqualTo(1);
+            first.close();
+            assertThat(w0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
+            assertThat(debug(w1, "num_owner_rrefs")).isZero();
+
+            List<RRef<Integer>> many = new java.util.ArrayList<>();
+            for (int i = 0; i < 1_000; i++) {
+                many.add(w0.remote("worker1", Ops::noop, i));
+            }
+            assertThat(many.get(999).toHere()).isEqualTo(999);
+            many.forEach(RRef::close); // no call follows: the deletes go out on a timer tick
+            await().atMost(Duration.ofSeconds(20)).until(() -> debug(w1, "num_owner_rrefs") == 0
+                    && debug(w0, "num_pending_users") == 0 && debug(w0, "num_pending_futures") == 0);
+        }
+    }
+
+    /**
      * Three workers create RRefs on each other, fork them around and drop them in random order;
      * at the end no owner holds a value, and memory is flat.
      */

@@ -35,7 +35,6 @@ final class AgentRRefHost implements RRefHost {
 
     private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
     private static final RpcFunction2<Integer, Long, Boolean> CHILD_ACCEPT = SystemCalls::rrefChildAccept;
-    private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> USER_DELETE = SystemCalls::rrefUserDelete;
     private static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
     private static final RpcFunction5<RRef<?>, String, String, String, Object[], RpcFuture<Object>> INTERFACE_CALL =
             SystemCalls::rrefInvokeInterface;
@@ -72,8 +71,7 @@ final class AgentRRefHost implements RRefHost {
 
     @Override
     public RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
-        return agent.invokeInline(owner, USER_DELETE,
-                new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);
+        return agent.userDeletes().add(owner, rrefId, forkId);
     }
 
     @Override

@@ -67,6 +67,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
     private static final String GROUP_KEY = "group-id";
     private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
+    private static final dev.ferry.rpc.RpcFunction0<Boolean> ACK = SystemCalls::ack;
 
     private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
 
@@ -85,6 +86,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
     private final RRefContext rrefs = new RRefContext(rrefHost);
+    private final UserDeletes userDeletes;
     private final Object lifecycle = new Object();
     private volatile State state = State.RUNNING;
     private volatile Duration rpcTimeout;
@@ -120,6 +122,10 @@ public final class DefaultRpcAgent implements RpcAgent {
             thread.setDaemon(true);
             return thread;
         }, 10, TimeUnit.MILLISECONDS);
+        this.userDeletes = new UserDeletes(
+                (owner, headers) -> send(owner, FunctionRefs.of(ACK), new Object[0], null, true,
+                        INLINE_HEADERS.with(UserDeletes.HEADER, headers.get(UserDeletes.HEADER))),
+                task -> timer.newTimeout(expired -> task.run(), 1, TimeUnit.MILLISECONDS));
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -195,6 +201,10 @@ public final class DefaultRpcAgent implements RpcAgent {
 
     AllGathers allGathers() {
         return allGathers;
+    }
+
+    UserDeletes userDeletes() {
+        return userDeletes;
     }
 
     RRefContext rrefs() {
@@ -281,8 +291,9 @@ public final class DefaultRpcAgent implements RpcAgent {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
         EncodedPayload payload = codec.encode(new CallRequest(function, args));
-        OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
         RpcFuture<Object> future = new RpcFuture<>();
+        headers = userDeletes.attach(callee, headers, future);
+        OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
         PendingCall call = new PendingCall(id, info, future, system, function);
         pending.add(call);
         if (state == State.CLOSED) {

@@ -34,6 +34,7 @@ final class GracefulShutdown {
         // PyTorch's _delete_all_user_and_unforked_owner_rrefs: users still referenced are released,
         // so their deletes reach the owners before the group closes.
         agent.rrefs().releaseAllUsers();
+        agent.userDeletes().flushAll();
         while (true) {
             try {
                 if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())
@@ -45,6 +46,7 @@ final class GracefulShutdown {
                 throw new RpcException(RpcException.Code.INTERNAL, "interrupted during graceful shutdown", e);
             }
             agent.rrefs().releaseAllUsers();
+        agent.userDeletes().flushAll();
             int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
             Map<String, Object> busy = agent.allGathers().run(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {

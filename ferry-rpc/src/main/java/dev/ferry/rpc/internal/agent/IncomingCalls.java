@@ -85,6 +85,10 @@ final class IncomingCalls {
         if (counted) {
             active.increment();
         }
+        byte[] deletes = message.headers().get(UserDeletes.HEADER);
+        if (deletes != null) {
+            applyDeletes(caller, deletes);
+        }
         String create = message.headers().get(AgentRRefHost.CREATE);
         OwnerState created = null;
         if (create != null) {
@@ -110,6 +114,17 @@ final class IncomingCalls {
                 finished();
             }
             log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), message.id(), caller.name());
+        }
+    }
+
+    /** User deletes riding on a call: applied as it is read, before the call runs. */
+    private void applyDeletes(WorkerInfo caller, byte[] header) {
+        try {
+            for (GloballyUniqueId[] pair : UserDeletes.decode(header)) {
+                rrefs.onUserDelete(pair[0], pair[1]);
+            }
+        } catch (RpcException e) {
+            log.warn("{}: bad RRef deletes from {}: {}", self.name(), caller.name(), e.getMessage());
         }
     }
 

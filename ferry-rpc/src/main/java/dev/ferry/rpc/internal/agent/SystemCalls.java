@@ -45,6 +45,11 @@ public final class SystemCalls {
         throw new RpcException(RpcException.Code.ILLEGAL_STATE, "system call outside of a Ferry request handler");
     }
 
+    /** Does nothing: a carrier for headers the callee acts on when it reads them (RRef deletes). */
+    static Boolean ack() {
+        return Boolean.TRUE;
+    }
+
     static Boolean rrefForkRequest(int createdOn, long localId, int forkCreatedOn, long forkLocalId) {
         agent().rrefs().onForkRequest(new GloballyUniqueId(createdOn, localId),
                 new GloballyUniqueId(forkCreatedOn, forkLocalId));
@@ -53,12 +58,6 @@ public final class SystemCalls {
 
     static Boolean rrefChildAccept(int forkCreatedOn, long forkLocalId) {
         agent().rrefs().onChildAccept(new GloballyUniqueId(forkCreatedOn, forkLocalId));
-        return Boolean.TRUE;
-    }
-
-    static Boolean rrefUserDelete(int createdOn, long localId, int forkCreatedOn, long forkLocalId) {
-        agent().rrefs().onUserDelete(new GloballyUniqueId(createdOn, localId),
-                new GloballyUniqueId(forkCreatedOn, forkLocalId));
         return Boolean.TRUE;
     }
 

@@ -21,7 +21,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(60)
 class RRefProtocolBadInputTest {
-    private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> DELETE = SystemCalls::rrefUserDelete;
+    private static final dev.ferry.rpc.RpcFunction0<Boolean> ACK = SystemCalls::ack;
     private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK = SystemCalls::rrefForkRequest;
     private static final RpcFunction2<Integer, Long, Boolean> ACCEPT = SystemCalls::rrefChildAccept;
     private static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
@@ -31,7 +31,10 @@ class RRefProtocolBadInputTest {
         try (LocalCluster cluster = LocalCluster.start(2)) {
             var w0 = cluster.agent(0);
             // a delete for a fork (and an RRef) the owner does not know: ignored
-            assertThat(w0.rpcSync("worker1", DELETE, 1, 12345L, 0, 777L)).isTrue();
+            assertThat(withDeletes(w0, java.nio.ByteBuffer.allocate(28).putInt(1).putInt(1).putLong(12345L)
+                    .putInt(0).putLong(777L).array())).isTrue();
+            // a malformed delete header: logged and ignored, the call it rode on still runs
+            assertThat(withDeletes(w0, new byte[] {0, 0, 0, 9, 1})).isTrue();
             // a child accept for a fork this worker never sent: ignored
             assertThat(w0.rpcSync("worker1", ACCEPT, 0, 4242L)).isTrue();
             // a fetch of an RRef the owner itself would have created, and does not know: clear error
@@ -51,5 +54,12 @@ class RRefProtocolBadInputTest {
             RRef<Integer> rref = w0.remote("worker1", Ops::add, 2, 2);
             assertThat(rref.toHere(Duration.ofSeconds(10))).isEqualTo(4);
         }
+    }
+
+    private static Boolean withDeletes(dev.ferry.rpc.RpcAgent agent, byte[] header) {
+        DefaultRpcAgent sender = (DefaultRpcAgent) agent;
+        return sender.invokeWithHeaders(sender.directory().byName("worker1"),
+                dev.ferry.rpc.internal.serial.FunctionRefs.of(ACK), new Object[0], Duration.ofSeconds(10),
+                dev.ferry.rpc.spi.CallHeaders.empty().with(UserDeletes.HEADER, header)).await() == Boolean.TRUE;
     }
 }
