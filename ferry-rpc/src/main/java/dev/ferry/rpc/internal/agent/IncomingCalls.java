@@ -159,7 +159,7 @@ final class IncomingCalls {
                             storeError(created, done.exceptionNow());
                             replyError(connection, asyncInfo, done.exceptionNow(), !counted);
                         } else {
-                            reply(connection, asyncInfo, storeValue(created, done.value()), message.headers(), !counted);
+                            replyOrStore(connection, asyncInfo, created, done.value(), message.headers(), !counted);
                         }
                     } finally {
                         activeAsync.decrementAndGet();
@@ -169,7 +169,7 @@ final class IncomingCalls {
                     }
                 });
             } else {
-                reply(connection, info, storeValue(created, result), message.headers(), !counted);
+                replyOrStore(connection, info, created, result, message.headers(), !counted);
             }
         } catch (Throwable failure) {
             storeError(created, failure);
@@ -216,13 +216,20 @@ final class IncomingCalls {
         return copy;
     }
 
-    /** The result of a {@code remote()} call becomes the RRef's value; the caller gets an acknowledgement. */
-    private static Object storeValue(OwnerState created, Object result) {
+    /**
+     * Replies with the result, or, for a {@code remote()} call, stores the result as the RRef's
+     * value and acknowledges. The acknowledgement goes first: a fetch already waiting for the value
+     * is answered when it is set, and its caller, the creator in the common {@code remote()} then
+     * {@code toHere()}, then finds its reference confirmed instead of waiting for one more message.
+     */
+    private void replyOrStore(Connection connection, CallInfo info, OwnerState created, Object result,
+                              CallHeaders requestHeaders, boolean system) {
         if (created == null) {
-            return result;
+            reply(connection, info, result, requestHeaders, system);
+            return;
         }
+        reply(connection, info, Boolean.TRUE, requestHeaders, system);
         created.setValue(result);
-        return Boolean.TRUE;
     }
 
     private static void storeError(OwnerState created, Throwable failure) {
