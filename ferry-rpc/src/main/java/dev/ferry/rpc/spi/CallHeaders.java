@@ -1,73 +1,176 @@
 package dev.ferry.rpc.spi;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 
 /**
  * The header entries of one call: an immutable map from names to bytes, read and written through
  * typed {@link HeaderKey}s. Interceptors derive new headers with {@link #with}.
  *
+ * <p>A call carries a handful of entries at most, so they are kept in two small arrays searched in
+ * order: every call builds and reads its headers, and a hash map per call cost more than the search.
+ *
  * <p>This class is immutable and thread-safe.
  */
 public final class CallHeaders {
-    private static final CallHeaders EMPTY = new CallHeaders(Map.of());
+    private static final CallHeaders EMPTY = new CallHeaders(new String[0], new byte[0][]);
 
-    private final Map<String, byte[]> entries;
+    private final String[] names;
+    private final byte[][] values;
 
-    private CallHeaders(Map<String, byte[]> entries) {
-        this.entries = entries;
+    private CallHeaders(String[] names, byte[][] values) {
+        this.names = names;
+        this.values = values;
     }
 
     public static CallHeaders empty() {
         return EMPTY;
     }
 
-    /** Headers holding exactly these raw entries (used by the wire decoder). */
+    /** Headers holding exactly these raw entries. */
     public static CallHeaders ofRaw(Map<String, byte[]> raw) {
-        return raw.isEmpty() ? EMPTY : new CallHeaders(Collections.unmodifiableMap(new LinkedHashMap<>(raw)));
+        if (raw.isEmpty()) {
+            return EMPTY;
+        }
+        String[] names = new String[raw.size()];
+        byte[][] values = new byte[raw.size()][];
+        int i = 0;
+        for (Map.Entry<String, byte[]> entry : raw.entrySet()) {
+            names[i] = Objects.requireNonNull(entry.getKey(), "name");
+            values[i++] = Objects.requireNonNull(entry.getValue(), "value");
+        }
+        return new CallHeaders(names, values);
+    }
+
+    /**
+     * Headers holding these entries, in order (used by the wire decoder). The arrays are taken as
+     * they are, not copied; a name that repeats keeps its last value.
+     */
+    public static CallHeaders ofRaw(String[] names, byte[][] values) {
+        if (names.length != values.length) {
+            throw new IllegalArgumentException(names.length + " names but " + values.length + " values");
+        }
+        if (names.length == 0) {
+            return EMPTY;
+        }
+        for (int i = 0; i < names.length; i++) {
+            Objects.requireNonNull(names[i], "name");
+            Objects.requireNonNull(values[i], "value");
+            for (int j = 0; j < i; j++) {
+                if (names[j].equals(names[i])) {
+                    return ofRepeated(names, values);
+                }
+            }
+        }
+        return new CallHeaders(names, values);
+    }
+
+    private static CallHeaders ofRepeated(String[] names, byte[][] values) {
+        CallHeaders headers = EMPTY;
+        for (int i = 0; i < names.length; i++) {
+            headers = headers.withRaw(names[i], values[i]);
+        }
+        return headers;
     }
 
     /** The value under {@code key}, or null if absent. */
     public <T> T get(HeaderKey<T> key) {
-        byte[] raw = entries.get(key.name());
-        return raw == null ? null : key.decode(raw);
+        int index = indexOf(key.name());
+        return index < 0 ? null : key.decode(values[index]);
     }
 
     public boolean contains(HeaderKey<?> key) {
-        return entries.containsKey(key.name());
+        return indexOf(key.name()) >= 0;
     }
 
     /** These headers with {@code key} set to {@code value} (replacing any previous value). */
     public <T> CallHeaders with(HeaderKey<T> key, T value) {
         Objects.requireNonNull(value, "value");
-        Map<String, byte[]> copy = new LinkedHashMap<>(entries);
-        copy.put(key.name(), key.encode(value));
-        return new CallHeaders(Collections.unmodifiableMap(copy));
+        return withRaw(key.name(), key.encode(value));
+    }
+
+    private CallHeaders withRaw(String name, byte[] value) {
+        int index = indexOf(name);
+        if (index >= 0) {
+            byte[][] newValues = values.clone();
+            newValues[index] = value;
+            return new CallHeaders(names, newValues);
+        }
+        String[] newNames = Arrays.copyOf(names, names.length + 1);
+        byte[][] newValues = Arrays.copyOf(values, values.length + 1);
+        newNames[names.length] = name;
+        newValues[values.length] = value;
+        return new CallHeaders(newNames, newValues);
     }
 
     /** These headers without {@code key}. */
     public CallHeaders without(HeaderKey<?> key) {
-        if (!entries.containsKey(key.name())) {
+        int index = indexOf(key.name());
+        if (index < 0) {
             return this;
         }
-        Map<String, byte[]> copy = new LinkedHashMap<>(entries);
-        copy.remove(key.name());
-        return copy.isEmpty() ? EMPTY : new CallHeaders(Collections.unmodifiableMap(copy));
+        if (names.length == 1) {
+            return EMPTY;
+        }
+        String[] newNames = new String[names.length - 1];
+        byte[][] newValues = new byte[values.length - 1][];
+        for (int i = 0, j = 0; i < names.length; i++) {
+            if (i != index) {
+                newNames[j] = names[i];
+                newValues[j++] = values[i];
+            }
+        }
+        return new CallHeaders(newNames, newValues);
     }
 
-    /** The raw entries, for the wire encoder. Do not modify the arrays. */
+    /** Visits the raw entries in order, for the wire encoder. Do not modify the arrays. */
+    public void forEachRaw(BiConsumer<String, byte[]> visitor) {
+        for (int i = 0; i < names.length; i++) {
+            visitor.accept(names[i], values[i]);
+        }
+    }
+
+    /** The raw entries as a map, in order. Do not modify the arrays. */
     public Map<String, byte[]> raw() {
-        return entries;
+        Map<String, byte[]> map = new LinkedHashMap<>();
+        forEachRaw(map::put);
+        return Collections.unmodifiableMap(map);
+    }
+
+    /** The name of entry {@code index} (0 to {@link #size()} - 1), in insertion order. */
+    public String nameAt(int index) {
+        return names[index];
+    }
+
+    /** The raw value of entry {@code index}. Do not modify the array. */
+    public byte[] valueAt(int index) {
+        return values[index];
+    }
+
+    /** How many entries there are. */
+    public int size() {
+        return names.length;
     }
 
     public boolean isEmpty() {
-        return entries.isEmpty();
+        return names.length == 0;
+    }
+
+    private int indexOf(String name) {
+        for (int i = 0; i < names.length; i++) {
+            if (names[i].equals(name)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     @Override
     public String toString() {
-        return "CallHeaders" + entries.keySet();
+        return "CallHeaders" + Arrays.toString(names);
     }
 }

@@ -17,6 +17,7 @@ import dev.ferry.rpc.spi.HeaderKey;
 
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 
 /**
@@ -25,12 +26,13 @@ import java.time.Duration;
  * marked by header entries that {@link IncomingCalls} acts on:
  *
  * <pre>
- *   ferry-rref-create   = "createdOn,localId,forkCreatedOn,forkLocalId"  the result becomes that RRef's value
+ *   ferry-rref-create   = int32 createdOn, int64 localId, int32 forkCreatedOn, int64 forkLocalId   the result becomes that RRef's value
  *   ferry-rref-receiver = "1"                                            argument 0 (an RRef) is replaced by its value
  * </pre>
  */
 final class AgentRRefHost implements RRefHost {
-    static final HeaderKey<String> CREATE = HeaderKey.ofString("ferry-rref-create");
+    static final HeaderKey<byte[]> CREATE = HeaderKey.of("ferry-rref-create", bytes -> bytes, bytes -> bytes);
+    private static final int CREATE_BYTES = 2 * (4 + 8);
     static final HeaderKey<String> RECEIVER = HeaderKey.ofString("ferry-rref-receiver");
 
     private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
@@ -115,8 +117,9 @@ final class AgentRRefHost implements RRefHost {
         boolean self = callee.equals(agent.self());
         GloballyUniqueId forkId = self ? rrefId : agent.rrefs().nextId();
         RRef<?> rref = self ? agent.rrefs().newSelfOwner(rrefId) : agent.rrefs().newCreatorUser(callee, rrefId, forkId);
-        CallHeaders headers = CallHeaders.empty().with(CREATE, rrefId.createdOn() + "," + rrefId.localId() + ","
-                + forkId.createdOn() + "," + forkId.localId());
+        CallHeaders headers = CallHeaders.empty().with(CREATE, ByteBuffer.allocate(CREATE_BYTES)
+                .putInt(rrefId.createdOn()).putLong(rrefId.localId())
+                .putInt(forkId.createdOn()).putLong(forkId.localId()).array());
         if (onValue) {
             headers = headers.with(RECEIVER, "1");
         }
@@ -132,17 +135,13 @@ final class AgentRRefHost implements RRefHost {
     }
 
     /** Parses a {@link #CREATE} header: the RRef id and the fork id. */
-    static GloballyUniqueId[] parseCreate(String value) {
-        String[] parts = value.split(",");
-        if (parts.length != 4) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "malformed RRef creation header '" + value + "'");
+    static GloballyUniqueId[] parseCreate(byte[] value) {
+        if (value.length != CREATE_BYTES) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "malformed RRef creation header: " + value.length
+                    + " bytes, expected " + CREATE_BYTES);
         }
-        try {
-            return new GloballyUniqueId[] {
-                new GloballyUniqueId(Integer.parseInt(parts[0]), Long.parseLong(parts[1])),
-                new GloballyUniqueId(Integer.parseInt(parts[2]), Long.parseLong(parts[3]))};
-        } catch (NumberFormatException e) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "malformed RRef creation header '" + value + "'");
-        }
+        ByteBuffer in = ByteBuffer.wrap(value);
+        return new GloballyUniqueId[] {new GloballyUniqueId(in.getInt(), in.getLong()),
+            new GloballyUniqueId(in.getInt(), in.getLong())};
     }
 }

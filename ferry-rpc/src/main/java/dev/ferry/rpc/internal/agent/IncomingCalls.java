@@ -89,7 +89,7 @@ final class IncomingCalls {
         if (deletes != null) {
             applyDeletes(caller, deletes);
         }
-        String create = message.headers().get(AgentRRefHost.CREATE);
+        byte[] create = message.headers().get(AgentRRefHost.CREATE);
         OwnerState created = null;
         if (create != null) {
             try {

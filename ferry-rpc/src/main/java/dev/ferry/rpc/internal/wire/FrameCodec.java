@@ -36,6 +36,8 @@ public final class FrameCodec {
     public static final int VERSION = 1;
     /** Bytes before the header: version, kind, flags, id, header length. */
     private static final int FIXED = 1 + 1 + 2 + 8 + 4;
+    private static final byte[] EMPTY_HEADERS = {0, 0};
+    private static final Map<String, byte[]> NAME_BYTES = new java.util.concurrent.ConcurrentHashMap<>();
 
     private FrameCodec() {
     }
@@ -52,24 +54,34 @@ public final class FrameCodec {
     /** Encodes the headers as the header section. */
     public static byte[] encodeHeaders(CallHeaders headers) {
         if (headers.isEmpty()) {
-            return new byte[] {0, 0};
+            return EMPTY_HEADERS;
         }
-        Map<String, byte[]> raw = headers.raw();
+        int count = headers.size();
+        byte[][] names = new byte[count][];
         int size = 2;
-        List<byte[]> names = new ArrayList<>(raw.size());
-        for (Map.Entry<String, byte[]> entry : raw.entrySet()) {
-            byte[] name = entry.getKey().getBytes(StandardCharsets.UTF_8);
-            names.add(name);
-            size += 1 + name.length + 4 + entry.getValue().length;
+        for (int i = 0; i < count; i++) {
+            names[i] = nameBytes(headers.nameAt(i));
+            size += 1 + names[i].length + 4 + headers.valueAt(i).length;
         }
         ByteBuffer out = ByteBuffer.allocate(size);
-        out.putShort((short) raw.size());
-        int i = 0;
-        for (byte[] value : raw.values()) {
-            byte[] name = names.get(i++);
-            out.put((byte) name.length).put(name).putInt(value.length).put(value);
+        out.putShort((short) count);
+        for (int i = 0; i < count; i++) {
+            byte[] value = headers.valueAt(i);
+            out.put((byte) names[i].length).put(names[i]).putInt(value.length).put(value);
         }
         return out.array();
+    }
+
+    /** The UTF-8 bytes of a header name; the few names in use are encoded once. */
+    private static byte[] nameBytes(String name) {
+        byte[] bytes = NAME_BYTES.get(name);
+        if (bytes == null) {
+            bytes = name.getBytes(StandardCharsets.UTF_8);
+            if (NAME_BYTES.size() < 1024) {
+                NAME_BYTES.put(name, bytes);
+            }
+        }
+        return bytes;
     }
 
     /** Writes the whole frame, length prefix included, into a new buffer from {@code alloc}. */
@@ -159,15 +171,15 @@ public final class FrameCodec {
         if (count == 0) {
             return CallHeaders.empty();
         }
-        Map<String, byte[]> raw = new LinkedHashMap<>();
+        String[] names = new String[count];
+        byte[][] values = new byte[count][];
         for (int i = 0; i < count; i++) {
             int nameLength = section.readUnsignedByte();
-            String name = section.readCharSequence(nameLength, StandardCharsets.UTF_8).toString();
-            byte[] value = new byte[readLength(section, "header value")];
-            section.readBytes(value);
-            raw.put(name, value);
+            names[i] = section.readCharSequence(nameLength, StandardCharsets.UTF_8).toString();
+            values[i] = new byte[readLength(section, "header value")];
+            section.readBytes(values[i]);
         }
-        return CallHeaders.ofRaw(raw);
+        return CallHeaders.ofRaw(names, values);
     }
 
     private static int readLength(ByteBuf in, String what) {
