@@ -5,12 +5,14 @@ package dev.ferry.rpc.internal.concurrent;
  * turned out to be. Spinning pays only when the awaited event comes within the spin: then it saves
  * a wake-up, which on a VM whose idle vCPUs halt costs ~50–100 µs. So the budget halves each time
  * a spin ends with nothing (a miss), and doubles, up to {@code maxNanos}, when the event came
- * within {@code maxNanos} of the start of the wait (a spin that long would have caught it). A
- * thread whose waits are all long soon stops spinning; one in a fast exchange spins the maximum.
+ * within twice {@code maxNanos} of the start of the wait: a full spin would probably have caught
+ * it, since a parked wait also pays the wake-up that spinning saves (without that margin, waits
+ * just over the maximum because of the wake-up would keep the spin off for good). A thread whose
+ * waits are all long soon stops spinning; one in a fast exchange spins the maximum.
  *
  * <pre>
  *   wait ──▶ spin ≤ budget ──event──▶ hit: budget × 2 (≤ max)
- *                 └─expired─▶ miss: budget ÷ 2 ──▶ park ──event within max of the start──▶ hit
+ *                 └─expired─▶ miss: budget ÷ 2 ──▶ park ──event within 2 × max of the start──▶ hit
  * </pre>
  *
  * <p>Spinning threads {@link Thread#yield()} between polls rather than {@link Thread#onSpinWait()}:
@@ -59,9 +61,9 @@ public final class AdaptiveSpin {
         budgetNanos = budget < stepNanos ? 0 : budget;
     }
 
-    /** A parked wait ended {@code waitedNanos} after it began: a hit if a full spin would have caught it. */
+    /** A parked wait ended {@code waitedNanos} after it began: a hit if a full spin would likely have caught it. */
     public void parkedWaitEnded(long waitedNanos) {
-        if (maxNanos > 0 && waitedNanos < maxNanos) {
+        if (maxNanos > 0 && waitedNanos < 2 * maxNanos) {
             hit();
         }
     }

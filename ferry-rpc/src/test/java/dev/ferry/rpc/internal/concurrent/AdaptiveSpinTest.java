@@ -33,9 +33,9 @@ class AdaptiveSpinTest {
         for (int i = 0; i < 10; i++) {
             spin.miss();
         }
-        spin.parkedWaitEnded(5_000);
+        spin.parkedWaitEnded(3_300);
         assertThat(spin.budgetNanos()).isZero();
-        spin.parkedWaitEnded(1_000);
+        spin.parkedWaitEnded(3_100);
         assertThat(spin.budgetNanos()).isEqualTo(100);
     }
 
