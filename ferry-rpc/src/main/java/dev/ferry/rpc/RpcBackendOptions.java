@@ -57,10 +57,12 @@ import java.util.Objects;
  *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet finished above which this
  *       worker stops reading from the connection that brought the last one (resumes below half)</td></tr>
  *   <tr><td>maxQueuedRequestBytes</td><td>256 MiB</td><td>the same limit counted in payload bytes</td></tr>
- *   <tr><td>spinTime</td><td>0: off ({@code FERRY_SPIN_MICROS})</td><td>after activity, how long a transport thread
- *       polls before blocking, so a reply due soon is read without waking a halted CPU; zero: never spin.
- *       Idle agents still block, using no CPU. Off by default: on the 2-vCPU benchmark VM it made W1 slower
- *       (median 207 µs with a 50 µs spin here and in {@code await}, against 95 µs without)</td></tr>
+ *   <tr><td>spinTime</td><td>200 µs ({@code FERRY_SPIN_MICROS}; 0: off)</td><td>after activity, how long a
+ *       transport thread at most polls (yielding) before it blocks, so a request or reply due soon is read
+ *       without waking a halted CPU (~50–100 µs on a VM). The window adapts: it shrinks while windows pass
+ *       with nothing and grows back when traffic comes within it. Idle agents still block, using no CPU;
+ *       nothing spins on a single CPU. Callers waiting in {@code RpcFuture.await} spin the same way, for at
+ *       most {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: off)</td></tr>
  * </table>
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
@@ -255,7 +257,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private List<String> devices = List.of();
         private boolean unixSockets = !"0".equals(System.getenv("FERRY_UNIX_SOCKETS"))
                 && !"false".equalsIgnoreCase(System.getenv("FERRY_UNIX_SOCKETS"));
-        private Duration spinTime = Duration.ofNanos(1000L * envInt("FERRY_SPIN_MICROS", 0));
+        private Duration spinTime = Duration.ofNanos(1000L * envInt("FERRY_SPIN_MICROS", 200));
         private String hostId;
         private long sendQueueBytes = 64L << 20;
         private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;

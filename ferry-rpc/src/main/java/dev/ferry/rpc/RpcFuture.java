@@ -15,6 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
+import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.concurrent.CallbackQueue;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
@@ -102,13 +103,14 @@ public final class RpcFuture<T> {
 
     private static final Object INCOMPLETE = new Object();
     /**
-     * How long {@link #await()} polls before parking: {@code FERRY_AWAIT_SPIN_MICROS}, default 0 (off);
-     * never on a single CPU. Off by default because on the 2-vCPU benchmark VM spinning cost more
-     * than the wake-up it saves (W1 median 95 µs without, 124 µs with a 50 µs spin): the spinning
-     * caller takes the CPU the reply path needs.
+     * How long {@link #await()} polls (yielding) before it parks: at most
+     * {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: never), adapted to how long waits turn
+     * out to be ({@link AdaptiveSpin}); never on a single CPU or a virtual thread. A reply due
+     * within the window is then seen without the wake-up of a parked thread (on a VM whose idle
+     * vCPU halts, ~50–100 µs). Shared by all platform threads: a heuristic, racy by design.
      */
-    private static final long SPIN_NANOS = Runtime.getRuntime().availableProcessors() < 2 ? 0
-            : 1000L * spinMicros(System.getenv("FERRY_AWAIT_SPIN_MICROS"));
+    private static final AdaptiveSpin AWAIT_SPIN = new AdaptiveSpin(
+            1000L * spinMicros(System.getenv("FERRY_AWAIT_SPIN_MICROS"), 200));
 
     // Completes normally with the value or a Failure, never exceptionally, so that the stored
     // throwable is kept exactly (CompletableFuture wraps and unwraps CompletionException). Its
@@ -200,14 +202,17 @@ public final class RpcFuture<T> {
      */
     public T await() {
         Object outcome = state.getNow(INCOMPLETE);
+        long start = 0;
         if (outcome == INCOMPLETE) {
             checkMayBlock();
-            outcome = spinBriefly();
+            start = System.nanoTime();
+            outcome = spinBriefly(start);
         }
         if (outcome == INCOMPLETE) {
             ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
             try {
                 outcome = state.get();
+                AWAIT_SPIN.parkedWaitEnded(System.nanoTime() - start);
             } catch (InterruptedException e) {
                 throw interrupted(e);
             } catch (ExecutionException e) {
@@ -231,7 +236,7 @@ public final class RpcFuture<T> {
         Object outcome = state.getNow(INCOMPLETE);
         if (outcome == INCOMPLETE && !timeout.isNegative() && !timeout.isZero()) {
             checkMayBlock();
-            outcome = spinBriefly();
+            outcome = spinBriefly(System.nanoTime());
         }
         if (outcome == INCOMPLETE) {
             checkMayBlock();
@@ -490,30 +495,31 @@ public final class RpcFuture<T> {
     }
 
     /**
-     * Polls for up to {@link #SPIN_NANOS} before a wait parks the thread: a reply due within that
-     * window is seen without the wake-up of a parked thread (on a VM whose idle vCPU halts, ~100 µs).
-     * Virtual threads and single-CPU machines do not spin. Returns the outcome or INCOMPLETE.
+     * Polls, yielding, for up to the adaptive spin budget from {@code start}; virtual threads do
+     * not spin (they would hold a carrier). Returns the outcome or INCOMPLETE.
      */
-    private Object spinBriefly() {
-        if (SPIN_NANOS <= 0 || Thread.currentThread().isVirtual()) {
+    private Object spinBriefly(long start) {
+        long budget = AWAIT_SPIN.budgetNanos();
+        if (budget <= 0 || Thread.currentThread().isVirtual()) {
             return INCOMPLETE;
         }
-        long end = System.nanoTime() + SPIN_NANOS;
         do {
-            Thread.onSpinWait();
+            Thread.yield();
             Object outcome = state.getNow(INCOMPLETE);
             if (outcome != INCOMPLETE) {
+                AWAIT_SPIN.hit();
                 return outcome;
             }
-        } while (System.nanoTime() - end < 0);
+        } while (System.nanoTime() - start < budget);
+        AWAIT_SPIN.miss();
         return INCOMPLETE;
     }
 
-    private static long spinMicros(String value) {
+    private static long spinMicros(String value, long fallback) {
         try {
-            return value == null || value.isBlank() ? 0 : Math.max(0, Long.parseLong(value.trim()));
+            return value == null || value.isBlank() ? fallback : Math.max(0, Long.parseLong(value.trim()));
         } catch (NumberFormatException e) {
-            return 0;
+            return fallback;
         }
     }
 

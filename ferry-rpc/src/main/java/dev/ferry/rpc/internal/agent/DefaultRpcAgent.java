@@ -46,6 +46,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -309,25 +310,38 @@ public final class DefaultRpcAgent implements RpcAgent {
                 call.cancelTimeout(); // the answer came before the timeout was armed
             }
         }
-        connections.get(callee).whenComplete((connection, error) -> {
-            if (error != null) {
-                pending.fail(id, error instanceof RpcException rpc ? rpc
-                        : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
-                return;
-            }
-            call.connection = connection;
-            try {
-                connection.send(message, failure -> pending.fail(id, unavailable(callee, failure)));
-            } catch (RpcException e) {
-                pending.fail(id, e);
-            } catch (RuntimeException e) {
-                pending.fail(id, new RpcException(RpcException.Code.INTERNAL, "cannot send to " + callee.name(), e));
-            }
-            if (!connection.isActive()) {
-                pending.fail(id, unavailable(callee, null));
-            }
-        });
+        CompletableFuture<Connection> connecting = connections.get(callee);
+        Connection open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
+        if (open != null) {
+            // The usual case: the connection is up, send without a completion stage per call.
+            sendOn(open, call, message);
+        } else {
+            connecting.whenComplete((connection, error) -> {
+                if (error != null) {
+                    pending.fail(id, error instanceof RpcException rpc ? rpc
+                            : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
+                    return;
+                }
+                sendOn(connection, call, message);
+            });
+        }
         return (RpcFuture<R>) future;
+    }
+
+    private void sendOn(Connection connection, PendingCall call, OutboundMessage message) {
+        WorkerInfo callee = call.info.callee();
+        long id = call.id;
+        call.connection = connection;
+        try {
+            connection.send(message, failure -> pending.fail(id, unavailable(callee, failure)));
+        } catch (RpcException e) {
+            pending.fail(id, e);
+        } catch (RuntimeException e) {
+            pending.fail(id, new RpcException(RpcException.Code.INTERNAL, "cannot send to " + callee.name(), e));
+        }
+        if (!connection.isActive()) {
+            pending.fail(id, unavailable(callee, null));
+        }
     }
 
     private static RpcException unavailable(WorkerInfo peer, Throwable cause) {

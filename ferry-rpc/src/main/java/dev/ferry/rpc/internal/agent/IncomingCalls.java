@@ -70,8 +70,10 @@ final class IncomingCalls {
         this.resolver = resolver;
         this.interceptors = interceptors;
         this.limiter = new RequestLimiter(numWorkerThreads);
+        // One name for all (no per-thread counter): a request's thread is created per request, and
+        // numbering them cost a string per call.
         this.executor = Executors.newThreadPerTaskExecutor(
-                Thread.ofVirtual().name("ferry-request-" + self.name() + "-", 0).factory());
+                Thread.ofVirtual().name("ferry-request-" + self.name()).factory());
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
@@ -128,7 +129,8 @@ public final class NettyTransport implements Transport {
     public NettyTransport(Settings settings, ThreadFactory threads) {
         this.settings = settings;
         this.epoll = Epoll.isAvailable();
-        IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory() : settings.spinNanos() > 0
+        IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory()
+                : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
                 ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))
                 : EpollIoHandler.newFactory();
         this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {

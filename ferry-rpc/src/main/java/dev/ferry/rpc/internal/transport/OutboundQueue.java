@@ -11,6 +11,7 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -41,7 +42,12 @@ final class OutboundQueue {
 
     private final Channel channel;
     private final long limitBytes;
+    /** Messages flushed together at most when senders keep the event loop's task queue full. */
+    static final int MAX_COALESCED = 64;
+
     private final AtomicLong queuedBytes = new AtomicLong();
+    /** Sends by other threads whose task has not run yet: while some are due, a flush waits for them. */
+    private final AtomicInteger addsDue = new AtomicInteger();
     private final Object room = new Object();
     private volatile int waiters; // written under room
     // Event loop only.
@@ -51,6 +57,7 @@ final class OutboundQueue {
     private int activeLarge;
     private int nextStream;
     private boolean closeRequested;
+    private int coalesced;
     private Throwable failure;
 
     OutboundQueue(Channel channel, long limitBytes) {
@@ -101,9 +108,11 @@ final class OutboundQueue {
             add(message);
             return;
         }
+        addsDue.incrementAndGet();
         try {
             channel.eventLoop().execute(new Add(message));
         } catch (RejectedExecutionException e) {
+            addsDue.decrementAndGet();
             fail(message, new ClosedChannelException());
         }
     }
@@ -173,6 +182,24 @@ final class OutboundQueue {
         }
         waiting.add(message);
         drain();
+    }
+
+    /**
+     * Adds a message sent by another thread. When more such messages are already queued as tasks
+     * behind this one, the write waits for the last of them (or for {@link #MAX_COALESCED}), so a
+     * burst of sends goes out in one flush, one system call, instead of one each.
+     */
+    private void addFromTask(Pending message) {
+        boolean last = addsDue.decrementAndGet() == 0;
+        if (failure != null || !channel.isActive()) {
+            fail(message, failure != null ? failure : new ClosedChannelException());
+            return;
+        }
+        waiting.add(message);
+        if (last || ++coalesced >= MAX_COALESCED) {
+            coalesced = 0;
+            drain();
+        }
     }
 
     private void admit() {
@@ -271,7 +298,7 @@ final class OutboundQueue {
 
         @Override
         public void run() {
-            add(message);
+            addFromTask(message);
         }
     }
 
