@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *   finished ─▶ queued ≤ max/2 and bytes ≤ maxBytes/2 ──▶ resume all paused
  * </pre>
  *
- * <p>This class is thread-safe.
+ * <p>This class is thread-safe. Pausing and resuming happen under one lock, taken only at the marks.
  */
 final class ReadThrottle {
     private final int maxRequests;
@@ -38,11 +38,14 @@ final class ReadThrottle {
         int queued = requests.incrementAndGet();
         long queuedBytes = bytes.addAndGet(size);
         if (queued >= maxRequests || queuedBytes >= maxBytes) {
-            paused.add(connection);
-            connection.pauseReading(true);
-            // Everything may have finished between the count and the pause: nobody would resume.
-            if (belowLowMark()) {
-                resumeAll();
+            synchronized (paused) {
+                if (paused.add(connection)) {
+                    connection.pauseReading(true);
+                }
+                // Everything may have finished between the count and the pause: nobody would resume.
+                if (belowLowMark()) {
+                    resumeAll();
+                }
             }
         }
     }
@@ -51,8 +54,12 @@ final class ReadThrottle {
     void finished(long size) {
         requests.decrementAndGet();
         bytes.addAndGet(-size);
-        if (!paused.isEmpty() && belowLowMark()) {
-            resumeAll();
+        if (!paused.isEmpty()) {
+            synchronized (paused) {
+                if (belowLowMark()) {
+                    resumeAll();
+                }
+            }
         }
     }
 
@@ -69,11 +76,15 @@ final class ReadThrottle {
         return requests.get() <= maxRequests / 2 && bytes.get() <= maxBytes / 2;
     }
 
+    /**
+     * Caller holds the lock on {@code paused}: a pause and a resume of one connection never cross
+     * (a resume that ran between another thread's decision to pause and its pause left the
+     * connection paused for good, with nothing left to resume it).
+     */
     private void resumeAll() {
         for (Connection connection : paused) {
-            if (paused.remove(connection)) {
-                connection.pauseReading(false);
-            }
+            connection.pauseReading(false);
         }
+        paused.clear();
     }
 }
