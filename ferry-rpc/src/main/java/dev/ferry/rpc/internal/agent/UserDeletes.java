@@ -7,6 +7,9 @@ import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.HeaderKey;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,6 +34,7 @@ import java.util.function.Consumer;
  * <p>This class is thread-safe.
  */
 final class UserDeletes {
+    private static final Logger log = LoggerFactory.getLogger(UserDeletes.class);
     /** The header carrying deletes; its value is the packed list of (RRef id, fork id) pairs. */
     static final HeaderKey<byte[]> HEADER = HeaderKey.of("ferry-rref-deletes", bytes -> bytes, bytes -> bytes);
     /** More than this in one message waits for the next one: headers stay small. */
@@ -50,7 +54,10 @@ final class UserDeletes {
         this.later = later;
     }
 
-    /** Queues a delete for {@code owner}; the future completes when the owner has read it. */
+    /**
+     * Queues a delete for {@code owner}. The future completes when the owner has read it, or when
+     * its message failed (logged once per message); it never fails.
+     */
     RpcFuture<Object> add(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
         Batch batch;
         boolean first;
@@ -177,12 +184,12 @@ final class UserDeletes {
             return out.array();
         }
 
+        /** Failures are logged here, once for the batch, not once per delete it carried. */
         void finish(Throwable failure) {
-            if (failure == null) {
-                done.setResult(Boolean.TRUE);
-            } else {
-                done.setException(failure);
+            if (failure != null) {
+                log.warn("{} RRef deletes sent to {} may be lost: {}", size(), owner.name(), failure.toString());
             }
+            done.setResult(Boolean.TRUE);
         }
     }
 }
