@@ -67,6 +67,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DefaultRpcAgent implements RpcAgent {
     private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
     private static final String GROUP_KEY = "group-id";
+    private static final long TIMER_TICK_MILLIS = 10;
     private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
 
     private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
@@ -120,7 +121,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             Thread thread = new Thread(bindCurrent(runnable), "ferry-timer-" + self.name());
             thread.setDaemon(true);
             return thread;
-        }, 10, TimeUnit.MILLISECONDS);
+        }, TIMER_TICK_MILLIS, TimeUnit.MILLISECONDS);
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -162,7 +163,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
-                throttle);
+                throttle, options.spinTime().toNanos());
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
