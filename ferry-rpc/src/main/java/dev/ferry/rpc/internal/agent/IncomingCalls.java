@@ -7,6 +7,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
+import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.rref.OwnerState;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.serial.CallRequest;
@@ -36,7 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs the calls peers send to this worker. Each request runs on its own virtual thread, so a
- * handler that blocks (on a nested call, say) holds no platform thread; at most
+ * handler that blocks (on a nested call, say) holds no platform thread, unless the one
+ * {@link WarmRequestThread} is free: it takes the request and starts it without waking a carrier
+ * (a handler blocking there holds just that thread; the next requests use virtual threads). At most
  * {@code numWorkerThreads} run at once ({@link RequestLimiter}). An {@code @AsyncExecution}
  * function returns a future and its reply is sent when that completes, with no thread held.
  *
@@ -53,6 +56,8 @@ final class IncomingCalls {
     private final List<CallInterceptor> interceptors;
     private final RequestLimiter limiter;
     private final ExecutorService executor;
+    /** Runs requests while free, spinning between them (null: every request gets a virtual thread). */
+    private final WarmRequestThread warm;
     private final ReadThrottle throttle;
     private final ActivityCounter active = new ActivityCounter();
     private final AtomicInteger activeAsync = new AtomicInteger();
@@ -61,7 +66,8 @@ final class IncomingCalls {
     private volatile boolean abandoning;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
-                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle) {
+                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle,
+                  long warmSpinNanos) {
         this.throttle = throttle;
         this.rrefs = rrefs;
         this.agent = agent;
@@ -74,6 +80,8 @@ final class IncomingCalls {
         // numbering them cost a string per call.
         this.executor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name("ferry-request-" + self.name()).factory());
+        this.warm = warmSpinNanos > 0 && AdaptiveSpin.MULTI_CPU
+                ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos) : null;
     }
 
     /**
@@ -108,8 +116,12 @@ final class IncomingCalls {
             run(connection, caller, message, false, owner, true);
             return;
         }
+        Runnable task = () -> run(connection, caller, message, counted, owner, false);
+        if (warm != null && warm.offer(task)) {
+            return;
+        }
         try {
-            executor.execute(() -> run(connection, caller, message, counted, owner, false));
+            executor.execute(task);
         } catch (RejectedExecutionException e) {
             throttle.finished(message.payloadBytes());
             if (counted) {
@@ -359,6 +371,9 @@ final class IncomingCalls {
         } else {
             abandoning = true;
             executor.shutdownNow();
+        }
+        if (warm != null) {
+            warm.close(!graceful, 5_000);
         }
         awaitTermination();
         replying = false;
