@@ -61,7 +61,21 @@ import java.util.Objects;
  *       polls before blocking, so a reply due soon is read without waking a halted CPU; zero: never spin.
  *       Idle agents still block, using no CPU. Off by default: on the 2-vCPU benchmark VM it made W1 slower
  *       (median 207 µs with a 50 µs spin here and in {@code await}, against 95 µs without)</td></tr>
+ *   <tr><td>receiveBufferPoolBytes</td><td>512 MiB ({@code FERRY_RECEIVE_POOL_MIB})</td><td>direct memory kept
+ *       for receiving messages over 1 MiB and reused from message to message (fresh memory costs the kernel a
+ *       page fault and zeroing per page: a fresh 128 MiB buffer took longer than sending it). Allocated only as
+ *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
+ *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
+ *       the application no longer references the buffer (found by the garbage collector). When every block
+ *       is still referenced, the transport may call {@link System#gc()} (at most every 20 ms, as the JDK
+ *       does when direct memory runs out), else it uses a fresh buffer</td></tr>
  * </table>
+ *
+ * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
+ * band is written to the socket from its own memory, not copied; do not change its contents until the
+ * call's future completes (for a result: until it has been sent). Primitive arrays ({@code float[]}
+ * ...) are copied once into direct memory on the way out and once out of the received buffer. So the
+ * fastest form for large tensors is a direct {@code ByteBuffer}.
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
  * connection, answers to its own calls included. A handler that waits on a nested call to the
@@ -98,9 +112,11 @@ public final class RpcBackendOptions implements BackendOptions {
     private final int maxQueuedRequests;
     private final long maxQueuedRequestBytes;
     private final Duration spinTime;
+    private final long receiveBufferPoolBytes;
 
     private RpcBackendOptions(Builder b) {
         this.spinTime = b.spinTime;
+        this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
         this.unixSockets = b.unixSockets;
         this.hostId = b.hostId;
         this.sendQueueBytes = b.sendQueueBytes;
@@ -231,6 +247,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return spinTime;
     }
 
+    /** Direct memory kept for receiving large messages, reused (0: none). */
+    public long receiveBufferPoolBytes() {
+        return receiveBufferPoolBytes;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -261,6 +282,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;
         private int maxQueuedRequests = 1024;
         private long maxQueuedRequestBytes = 256L << 20;
+        private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
 
         private Builder() {
         }
@@ -287,6 +309,7 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequests = o.maxQueuedRequests;
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             spinTime = o.spinTime;
+            receiveBufferPoolBytes = o.receiveBufferPoolBytes;
         }
 
         private static int envInt(String name, int fallback) {
@@ -442,6 +465,18 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("maxQueuedRequestBytes must be at least 1, got " + value);
             }
             this.maxQueuedRequestBytes = value;
+            return this;
+        }
+
+        /**
+         * Direct memory kept for receiving messages over 1 MiB and reused; 0 allocates a fresh buffer
+         * per message (see the table above).
+         */
+        public Builder receiveBufferPoolBytes(long value) {
+            if (value < 0) {
+                throw invalid("receiveBufferPoolBytes must not be negative, got " + value);
+            }
+            this.receiveBufferPoolBytes = value;
             return this;
         }
 

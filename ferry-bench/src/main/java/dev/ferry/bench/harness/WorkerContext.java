@@ -149,9 +149,26 @@ public final class WorkerContext {
       t.printStackTrace();
       code = 1;
     }
+    stopFlightRecordings();
     System.out.flush();
     System.err.flush();
     Runtime.getRuntime().halt(code);
+  }
+
+  /**
+   * Halting skips the JVM's own dump at exit: a flight recording started with
+   * {@code --jvm-arg=-XX:StartFlightRecording=filename=...} is stopped (and so written) here.
+   */
+  private static void stopFlightRecordings() {
+    try {
+      if (jdk.jfr.FlightRecorder.isInitialized()) {
+        for (jdk.jfr.Recording recording : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+          recording.stop();
+        }
+      }
+    } catch (RuntimeException e) {
+      System.err.println("cannot stop a flight recording: " + e);
+    }
   }
 
   private static int env(String name) {

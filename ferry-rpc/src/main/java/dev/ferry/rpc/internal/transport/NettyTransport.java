@@ -93,18 +93,23 @@ public final class NettyTransport implements Transport {
      * @param unixSockets      listen on, and prefer, a Unix domain socket for peers on this host
      * @param hostId           identifies this host; peers with the same id use the Unix socket
      * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
+     * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                           Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos) {
+                           Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                           long receivePoolBytes) {
+        /** Default pool for receiving large frames. */
+        public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
+
         /** TCP only, default queue limits: for tests. */
         public static Settings tcp(String bindHost, int ioThreads, long maxFrameBytes) {
             return new Settings(bindHost, 0, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                    HostIdentity.local(), 0);
+                    HostIdentity.local(), 0, DEFAULT_RECEIVE_POOL_BYTES);
         }
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos);
+                    hostId, spinNanos, receivePoolBytes);
         }
     }
 
@@ -115,6 +120,7 @@ public final class NettyTransport implements Transport {
     private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
+    private final LargeBufferPool receivePool;
     private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
@@ -122,7 +128,7 @@ public final class NettyTransport implements Transport {
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
         this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                HostIdentity.local(), 0), threads);
+                HostIdentity.local(), 0, Settings.DEFAULT_RECEIVE_POOL_BYTES), threads);
     }
 
     public NettyTransport(Settings settings, ThreadFactory threads) {
@@ -139,6 +145,7 @@ public final class NettyTransport implements Transport {
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
+        this.receivePool = new LargeBufferPool(settings.receivePoolBytes(), true);
     }
 
     @Override
@@ -275,6 +282,7 @@ public final class NettyTransport implements Transport {
                 }
             }
             deleteSocketDir();
+            receivePool.clear();
         }
     }
 
@@ -352,7 +360,7 @@ public final class NettyTransport implements Transport {
     /** Assembles messages and reports them; closes the connection on bad input. */
     private final class MessageHandler extends SimpleChannelInboundHandler<ByteBuf> {
         private final NettyConnection connection;
-        private final FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes());
+        private final FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool);
         private Throwable failure;
 
         MessageHandler(NettyConnection connection) {

@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.spi.CallHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.BufferObject;
@@ -72,7 +73,18 @@ public final class FrameCodec {
         return out.array();
     }
 
-    /** Writes the whole frame, length prefix included, into a new buffer from {@code alloc}. */
+    /**
+     * Out-of-band {@link ByteBuffer}s of at least this many bytes are not copied into the frame: the
+     * frame refers to their memory (see {@link #encode}).
+     */
+    public static final int REFERENCE_BYTES = 32 << 10;
+
+    /**
+     * Writes the whole frame, length prefix included. Everything is copied into one direct buffer
+     * from {@code alloc}, except out-of-band {@link ByteBuffer}s of at least {@link #REFERENCE_BYTES}:
+     * those are referred to, not copied (the frame is then a composite of slices of that buffer and
+     * views of theirs), so their contents must not change until the frame is written.
+     */
     public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes) {
         byte[] header = encodeHeaders(message.headers());
         long size = frameSize(message, header);
@@ -80,7 +92,18 @@ public final class FrameCodec {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "message of " + size
                     + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
         }
-        ByteBuf out = alloc.directBuffer((int) size + 4);
+        List<BufferObject> buffers = message.payload().outOfBand();
+        ByteBuffer[] referred = new ByteBuffer[buffers.size()];
+        long copied = size + 4;
+        for (int i = 0; i < referred.length; i++) {
+            ByteBuffer source = BufferSources.byteBufferOf(buffers.get(i));
+            if (source != null && source.remaining() >= REFERENCE_BYTES) {
+                referred[i] = source;
+                copied -= source.remaining();
+            }
+        }
+        ByteBuf out = alloc.directBuffer((int) copied);
+        CompositeByteBuf frame = null;
         try {
             out.writeInt((int) size);
             out.writeByte(VERSION);
@@ -92,18 +115,39 @@ public final class FrameCodec {
             byte[] body = message.payload().inBand();
             out.writeInt(body.length);
             out.writeBytes(body);
-            List<BufferObject> buffers = message.payload().outOfBand();
             out.writeInt(buffers.size());
-            for (BufferObject buffer : buffers) {
+            int pieceStart = 0;
+            for (int i = 0; i < referred.length; i++) {
+                BufferObject buffer = buffers.get(i);
                 int length = buffer.totalBytes();
                 out.writeInt(length);
-                int at = out.writerIndex();
-                buffer.writeTo(MemoryBuffer.fromByteBuffer(out.nioBuffer(at, length)));
-                out.writerIndex(at + length);
+                ByteBuffer source = referred[i];
+                if (source == null) {
+                    int at = out.writerIndex();
+                    buffer.writeTo(MemoryBuffer.fromByteBuffer(out.nioBuffer(at, length)));
+                    out.writerIndex(at + length);
+                    continue;
+                }
+                if (frame == null) {
+                    frame = alloc.compositeDirectBuffer(2 * referred.length + 1);
+                }
+                byte order = BufferSources.orderByte(source);
+                frame.addComponent(true, out.retainedSlice(pieceStart, out.writerIndex() - pieceStart));
+                frame.addComponent(true, Unpooled.wrappedBuffer(source.duplicate()));
+                pieceStart = out.writerIndex();
+                out.writeByte(order);
             }
-            return out;
+            if (frame == null) {
+                return out;
+            }
+            frame.addComponent(true, out.retainedSlice(pieceStart, out.writerIndex() - pieceStart));
+            out.release();
+            return frame;
         } catch (RuntimeException e) {
             out.release();
+            if (frame != null) {
+                frame.release();
+            }
             throw e;
         }
     }
@@ -117,10 +161,11 @@ public final class FrameCodec {
     }
 
     /**
-     * Decodes a frame held in a heap array that nothing else uses: the message's buffers are views
-     * of that array, not copies (for reassembled large frames, saving one copy of every byte).
+     * Decodes a frame held in a buffer that nothing else uses (from its position to its limit): the
+     * message's buffers are views of it, not copies (for reassembled large frames, saving one copy
+     * of every byte; a decoded {@link ByteBuffer} argument is then a view of the received memory).
      */
-    public static InboundMessage decodeOwned(byte[] frame) {
+    public static InboundMessage decodeOwned(ByteBuffer frame) {
         return decode(Unpooled.wrappedBuffer(frame), true);
     }
 
@@ -188,7 +233,7 @@ public final class FrameCodec {
 
     private static ByteBuffer take(ByteBuf frame, int length, boolean owned) {
         if (owned) {
-            ByteBuffer view = ByteBuffer.wrap(frame.array(), frame.arrayOffset() + frame.readerIndex(), length).slice();
+            ByteBuffer view = frame.nioBuffer(frame.readerIndex(), length);
             frame.skipBytes(length);
             return view;
         }
