@@ -150,6 +150,7 @@ public final class WorkerContext {
       code = 1;
     }
     stopFlightRecordings();
+    writePerfMap();
     System.out.flush();
     System.err.flush();
     Runtime.getRuntime().halt(code);
@@ -159,6 +160,23 @@ public final class WorkerContext {
    * Halting skips the JVM's own dump at exit: a flight recording started with
    * {@code --jvm-arg=-XX:StartFlightRecording=filename=...} is stopped (and so written) here.
    */
+  /**
+   * With {@code FERRY_BENCH_PERFMAP=1}, writes {@code /tmp/perf-<pid>.map} (JIT code symbols) before
+   * halting, so that Linux {@code perf} can name Java frames of a profile taken during the run.
+   */
+  private static void writePerfMap() {
+    if (System.getenv("FERRY_BENCH_PERFMAP") == null) {
+      return;
+    }
+    try {
+      java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+          new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerPerfmap",
+          new Object[] {null}, new String[] {String[].class.getName()});
+    } catch (Exception e) {
+      System.err.println("cannot write a perf map: " + e);
+    }
+  }
+
   private static void stopFlightRecordings() {
     try {
       if (jdk.jfr.FlightRecorder.isInitialized()) {

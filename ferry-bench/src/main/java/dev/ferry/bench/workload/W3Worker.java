@@ -102,6 +102,13 @@ public final class W3Worker {
       back = agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
       lat[i] = System.nanoTime() - s;
     }
+    if (System.getenv("FERRY_W3_TRACE") != null) {
+      StringBuilder line = new StringBuilder("W3 " + size.label() + " buffer RTTs ms:");
+      for (long l : lat) {
+        line.append(' ').append(l / 100_000 / 10.0);
+      }
+      System.err.println(line);
+    }
     if (back == t || !back.equals(t) || back.order() != t.order()) {
       throw new IllegalStateException(size.label() + ": the reply differs from the buffer sent");
     }

@@ -37,8 +37,8 @@ import java.util.concurrent.TimeUnit;
  * argument lives as long as the application keeps it.
  *
  * <h2>Bounds</h2>
- * At most {@code capacityBytes} of blocks exist (free and lent). When a frame needs a block and the
- * pool is full of lent ones, the pool asks the JVM for a collection ({@link System#gc()}, as the JDK
+ * At most {@code capacityBytes} of blocks exist (free and lent): the pool grows to that as large
+ * frames arrive, then recycles. When a frame needs a block and the pool is full of lent ones, the pool asks the JVM for a collection ({@link System#gc()}, as the JDK
  * does when its direct memory runs out; at most every {@link #MIN_GC_INTERVAL_NANOS}, less often
  * while collections bring nothing back, and only with {@code collectWhenExhausted}), waits briefly
  * (at most {@code RETURN_WAIT_MILLIS}) for blocks to come back, and otherwise hands out an
@@ -52,10 +52,10 @@ final class LargeBufferPool {
     /** Blocks are sized in whole units of this, so request and reply of one tensor share a size. */
     static final int GRANULE = 64 << 10;
     /** The least time between two collections the pool asks for. */
-    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     /**
      * Lent bytes from which a collection is worth asking for rather than touching fresh memory: a
-     * collection of a small heap costs ~10-30 ms, fresh memory ~0.5 ms per MiB here.
+     * collection of a worker's small heap costs ~20 ms here, fresh memory ~0.5 ms per MiB.
      */
     static final long COLLECT_WORTH_BYTES = 64L << 20;
     /** How long a frame waits for blocks to come back after a collection. */
@@ -98,8 +98,9 @@ final class LargeBufferPool {
         }
         reclaim();
         ByteBuffer block = takeFree(blockSize);
+        long lentBytes = blockBytes - freeBytes;
         if (block == null && collectWhenExhausted
-                && (blockBytes - freeBytes >= COLLECT_WORTH_BYTES || blockBytes - freeBytes + blockSize > capacityBytes)) {
+                && (lentBytes >= COLLECT_WORTH_BYTES || lentBytes + blockSize > capacityBytes)) {
             block = collectAndTake(blockSize);
         }
         if (block == null) {
@@ -198,10 +199,14 @@ final class LargeBufferPool {
         collectNanos += System.nanoTime() - now;
         long deadline = now + TimeUnit.MILLISECONDS.toNanos(RETURN_WAIT_MILLIS);
         ByteBuffer block;
+        long freeBefore = freeBytes;
         while ((block = takeFree(blockSize)) == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || lent.isEmpty()) {
-                gcInterval = Math.min(gcInterval * 2, TimeUnit.SECONDS.toNanos(1));
+                if (freeBytes == freeBefore) {
+                    // Nothing came back: the application holds its buffers (or explicit GC is off).
+                    gcInterval = Math.min(gcInterval * 2, TimeUnit.SECONDS.toNanos(1));
+                }
                 return null;
             }
             try {
@@ -233,16 +238,17 @@ final class LargeBufferPool {
         }
     }
 
+    /** The smallest free block of at least {@code blockSize} bytes and at most twice that, or null. */
     private ByteBuffer takeFree(int blockSize) {
-        ArrayDeque<ByteBuffer> blocks = free.get(blockSize);
-        if (blocks == null) {
+        Map.Entry<Integer, ArrayDeque<ByteBuffer>> fit = free.ceilingEntry(blockSize);
+        if (fit == null || fit.getKey() > 2L * blockSize) {
             return null;
         }
-        ByteBuffer block = blocks.pop();
-        if (blocks.isEmpty()) {
-            free.remove(blockSize);
+        ByteBuffer block = fit.getValue().pop();
+        if (fit.getValue().isEmpty()) {
+            free.remove(fit.getKey());
         }
-        freeBytes -= blockSize;
+        freeBytes -= fit.getKey();
         return block;
     }
 

@@ -84,6 +84,12 @@ public final class NettyTransport implements Transport {
     private static final AttributeKey<NettyConnection> CONNECTION = AttributeKey.valueOf("ferry.connection");
     /** Channel write buffer: writes stop above the high mark and resume below the low one. */
     static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(2 << 20, 4 << 20);
+    /**
+     * Socket buffers of a Unix socket (the kernel caps them at net.core.wmem_max/rmem_max, 4 MiB on the
+     * benchmark VM). The default (~208 KiB) limits how much one write moves: a C sender with 1 MiB
+     * writes made 4.9 GB/s with it and 6.5 GB/s with 4 MiB.
+     */
+    static final int UDS_SOCKET_BUFFER_BYTES = 4 << 20;
 
     /**
      * What a Netty transport is made of.
@@ -180,6 +186,8 @@ public final class NettyTransport implements Transport {
                     .group(group)
                     .channel(EpollServerDomainSocketChannel.class)
                     .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .childOption(ChannelOption.SO_SNDBUF, UDS_SOCKET_BUFFER_BYTES)
+                    .childOption(ChannelOption.SO_RCVBUF, UDS_SOCKET_BUFFER_BYTES)
                     .childHandler(new Initializer(true, "uds"))
                     .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
             channels.add(server);
@@ -202,7 +210,10 @@ public final class NettyTransport implements Transport {
             return result;
         }
         if (peer.socket() != null && settings.unixSockets() && epoll && settings.hostId().equals(peer.hostId())) {
-            open(new Bootstrap().channel(EpollDomainSocketChannel.class).handler(new Initializer(false, "uds")),
+            open(new Bootstrap().channel(EpollDomainSocketChannel.class)
+                            .option(ChannelOption.SO_SNDBUF, UDS_SOCKET_BUFFER_BYTES)
+                            .option(ChannelOption.SO_RCVBUF, UDS_SOCKET_BUFFER_BYTES)
+                            .handler(new Initializer(false, "uds")),
                     new DomainSocketAddress(peer.socket()), address).whenComplete((connection, error) -> {
                         if (error == null) {
                             result.complete(connection);
