@@ -13,13 +13,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
-import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.epoll.EpollDomainSocketChannel;
@@ -33,8 +33,6 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
-import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.ImmediateEventExecutor;
 import org.slf4j.Logger;
@@ -75,7 +73,8 @@ import java.util.function.Consumer;
  * receiver stops taking bytes and TCP's flow control pushes back to the sender.
  *
  * <pre>
- *   pipeline:  [units: length-prefixed, at most one chunk] ─▶ [messages: FrameAssembler] ─▶ listener
+ *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
+ *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
  *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
  * </pre>
  */
@@ -354,36 +353,28 @@ public final class NettyTransport implements Transport {
             channels.add(channel);
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
-            long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.HEADER_BYTES;
-            LengthFieldBasedFrameDecoder units = new LengthFieldBasedFrameDecoder((int) unitLimit, 0, 4, 0, 4);
-            // The default cumulator grows one buffer read by read, copying what it holds each time
-            // (quadratic in the unit size); composing the reads copies nothing.
-            units.setCumulator(ByteToMessageDecoder.COMPOSITE_CUMULATOR);
+            long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.OVERHEAD;
+            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool);
+            UnitReader units = new UnitReader(assembler, unitLimit, message -> listener.onMessage(connection, message));
+            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             channel.pipeline()
                     .addLast("units", units)
-                    .addLast("messages", new MessageHandler(connection));
+                    .addLast("messages", new MessageHandler(connection, assembler));
             if (accepted) {
                 listener.onAccepted(connection);
             }
         }
     }
 
-    /** Assembles messages and reports them; closes the connection on bad input. */
-    private final class MessageHandler extends SimpleChannelInboundHandler<ByteBuf> {
+    /** Writes when the channel becomes writable; closes the connection on bad input. */
+    private final class MessageHandler extends ChannelInboundHandlerAdapter {
         private final NettyConnection connection;
-        private final FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool);
+        private final FrameAssembler assembler;
         private Throwable failure;
 
-        MessageHandler(NettyConnection connection) {
+        MessageHandler(NettyConnection connection, FrameAssembler assembler) {
             this.connection = connection;
-        }
-
-        @Override
-        protected void channelRead0(ChannelHandlerContext ctx, ByteBuf unit) {
-            InboundMessage message = assembler.read(unit);
-            if (message != null) {
-                listener.onMessage(connection, message);
-            }
+            this.assembler = assembler;
         }
 
         @Override
