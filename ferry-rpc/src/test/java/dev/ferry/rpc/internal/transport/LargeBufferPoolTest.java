@@ -22,16 +22,29 @@ class LargeBufferPoolTest {
         // The carrier itself is unreachable, but a view of it is not: the block stays lent.
         for (int i = 0; i < 3; i++) {
             System.gc();
-            assertThat(pool.freeBytes()).isZero();
+            assertThat(pool.lentBytes()).isEqualTo(SIZE);
         }
         assertThat(view.get(0)).isEqualTo((byte) 42);
         view = null;
         awaitFree(pool);
         long before = pool.blockBytes();
-        ByteBuffer again = pool.acquire(SIZE - 100); // the same block size
+        ByteBuffer again = pool.acquire(SIZE - 100); // memory of the pool, none new
         assertThat(again.capacity()).isEqualTo(SIZE - 100);
         assertThat(pool.blockBytes()).isEqualTo(before);
         assertThat(pool.stats()).contains("reused=1");
+    }
+
+    @Test
+    void returnedRangesMergeSoSmallFramesMemoryServesALargeOne() {
+        LargeBufferPool pool = new LargeBufferPool(8L << 20, false);
+        for (int i = 0; i < 8; i++) {
+            pool.acquire(1 << 20); // unreachable at once
+        }
+        awaitLent(pool, 0);
+        ByteBuffer large = pool.acquire(6 << 20);
+        assertThat(large.capacity()).isEqualTo(6 << 20);
+        assertThat(pool.blockBytes()).isEqualTo(8L << 20);
+        assertThat(pool.lentBytes()).isEqualTo(6L << 20);
     }
 
     @Test
@@ -64,8 +77,12 @@ class LargeBufferPoolTest {
 
     /** Bounded: the garbage collector finds the unreachable carrier within a few collections. */
     private static void awaitFree(LargeBufferPool pool) {
+        awaitLent(pool, 0);
+    }
+
+    private static void awaitLent(LargeBufferPool pool, long bytes) {
         long deadline = System.nanoTime() + 10_000_000_000L;
-        while (pool.freeBytes() == 0) {
+        while (pool.lentBytes() > bytes) {
             assertThat(System.nanoTime()).as("block returned within 10 s").isLessThan(deadline);
             System.gc();
             Thread.onSpinWait();
