@@ -419,7 +419,7 @@ public final class NettyTransport implements Transport {
             if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
                 outbound.awaitRoom(settings.sendQueueTimeout());
             }
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes());
+            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire);
             outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
         }
 
