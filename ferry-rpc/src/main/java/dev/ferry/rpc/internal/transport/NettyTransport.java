@@ -69,8 +69,12 @@ import java.util.function.Consumer;
  * Each connection writes through an {@link OutboundQueue}: large frames in chunks, interleaved
  * with other messages, never more than the write-buffer water marks in the channel, and senders
  * on ordinary threads wait (bounded) while too much is queued. Reading goes through a
- * {@link FrameAssembler}; {@link Connection#pauseReading} turns Netty's auto-read off, so a busy
- * receiver stops taking bytes and TCP's flow control pushes back to the sender.
+ * {@link UnitReader} and a {@link FrameAssembler}: large frames are assembled in memory from a
+ * {@link LargeBufferPool} shared by the transport's connections (reused, so the kernel does not
+ * fault in fresh pages for every message), and their chunk data is read by the socket straight into
+ * it ({@link DirectReadAllocator}). Unix sockets get 4 MiB socket buffers. {@link Connection#pauseReading}
+ * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
+ * back to the sender.
  *
  * <pre>
  *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]

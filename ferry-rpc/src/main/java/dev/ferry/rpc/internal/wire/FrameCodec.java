@@ -30,9 +30,12 @@ import java.util.function.IntFunction;
  * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
  * </pre>
  *
- * The out-of-band buffers are written straight from their sources into the outgoing buffer,
- * never through the object stream. A stream transport sends a frame larger than
- * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages.
+ * The out-of-band buffers never go through the object stream: a {@link ByteBuffer} of at least
+ * {@link #REFERENCE_BYTES} is not copied at all (the frame is a composite referring to its memory),
+ * anything else is copied once into the frame. A stream transport sends a frame larger than
+ * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages, and the
+ * receiver assembles it in one direct buffer whose views the decoded message's buffers are
+ * ({@link #decodeOwned}).
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
