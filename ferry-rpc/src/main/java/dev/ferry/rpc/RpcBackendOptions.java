@@ -63,7 +63,21 @@ import java.util.Objects;
  *       with nothing and grows back when traffic comes within it. Idle agents still block, using no CPU;
  *       nothing spins on a single CPU. Callers waiting in {@code RpcFuture.await} spin the same way, for at
  *       most {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: off)</td></tr>
+ *   <tr><td>receiveBufferPoolBytes</td><td>512 MiB ({@code FERRY_RECEIVE_POOL_MIB})</td><td>direct memory kept
+ *       for receiving messages over 1 MiB and reused from message to message (fresh memory costs the kernel a
+ *       page fault and zeroing per page: a fresh 128 MiB buffer took longer than sending it). Allocated only as
+ *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
+ *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
+ *       the application no longer references the buffer (found by the garbage collector). When every block
+ *       is still referenced, the transport may call {@link System#gc()} (at most every 20 ms, as the JDK
+ *       does when direct memory runs out), else it uses a fresh buffer</td></tr>
  * </table>
+ *
+ * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
+ * band is written to the socket from its own memory, not copied; do not change its contents until the
+ * call's future completes (for a result: until it has been sent). Primitive arrays ({@code float[]}
+ * ...) are copied once into direct memory on the way out and once out of the received buffer. So the
+ * fastest form for large tensors is a direct {@code ByteBuffer}.
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
  * connection, answers to its own calls included. A handler that waits on a nested call to the
@@ -100,9 +114,11 @@ public final class RpcBackendOptions implements BackendOptions {
     private final int maxQueuedRequests;
     private final long maxQueuedRequestBytes;
     private final Duration spinTime;
+    private final long receiveBufferPoolBytes;
 
     private RpcBackendOptions(Builder b) {
         this.spinTime = b.spinTime;
+        this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
         this.unixSockets = b.unixSockets;
         this.hostId = b.hostId;
         this.sendQueueBytes = b.sendQueueBytes;
@@ -233,6 +249,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return spinTime;
     }
 
+    /** Direct memory kept for receiving large messages, reused (0: none). */
+    public long receiveBufferPoolBytes() {
+        return receiveBufferPoolBytes;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -263,6 +284,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;
         private int maxQueuedRequests = 1024;
         private long maxQueuedRequestBytes = 256L << 20;
+        private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
 
         private Builder() {
         }
@@ -289,6 +311,7 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequests = o.maxQueuedRequests;
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             spinTime = o.spinTime;
+            receiveBufferPoolBytes = o.receiveBufferPoolBytes;
         }
 
         private static int envInt(String name, int fallback) {
@@ -444,6 +467,18 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("maxQueuedRequestBytes must be at least 1, got " + value);
             }
             this.maxQueuedRequestBytes = value;
+            return this;
+        }
+
+        /**
+         * Direct memory kept for receiving messages over 1 MiB and reused; 0 allocates a fresh buffer
+         * per message (see the table above).
+         */
+        public Builder receiveBufferPoolBytes(long value) {
+            if (value < 0) {
+                throw invalid("receiveBufferPoolBytes must not be negative, got " + value);
+            }
+            this.receiveBufferPoolBytes = value;
             return this;
         }
 

@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -92,6 +94,24 @@ class BasicCallsTest {
         bytes[bytes.length - 1] = 7;
         byte[] bytesBack = (byte[]) cluster.agent(0).rpcSync("worker2", Ops::identity, (Object) bytes);
         assertThat(bytesBack).hasSize(bytes.length).endsWith((byte) 7);
+    }
+
+    @Test
+    void largeByteBuffersTravelWithoutCopiesAndKeepTheirOrder() {
+        for (int size : new int[] {100, 40 << 10, 3 << 20}) {
+            ByteBuffer direct = ByteBuffer.allocateDirect(size).order(ByteOrder.LITTLE_ENDIAN);
+            ByteBuffer heap = ByteBuffer.allocate(size);
+            for (int i = 0; i < size; i++) {
+                direct.put(i, (byte) (i * 31));
+                heap.put(i, (byte) (i * 7));
+            }
+            for (ByteBuffer sent : List.of(direct, heap)) {
+                ByteBuffer back = (ByteBuffer) cluster.agent(0).rpcSync("worker1", Ops::identity, (Object) sent);
+                assertThat(back).isNotSameAs(sent).isEqualTo(sent);
+                assertThat(back.order()).isEqualTo(sent.order());
+                assertThat(sent.position()).isZero(); // sending does not move the caller's buffer
+            }
+        }
     }
 
     @Test

@@ -149,9 +149,44 @@ public final class WorkerContext {
       t.printStackTrace();
       code = 1;
     }
+    stopFlightRecordings();
+    writePerfMap();
     System.out.flush();
     System.err.flush();
     Runtime.getRuntime().halt(code);
+  }
+
+  /**
+   * Halting skips the JVM's own dump at exit: a flight recording started with
+   * {@code --jvm-arg=-XX:StartFlightRecording=filename=...} is stopped (and so written) here.
+   */
+  /**
+   * With {@code FERRY_BENCH_PERFMAP=1}, writes {@code /tmp/perf-<pid>.map} (JIT code symbols) before
+   * halting, so that Linux {@code perf} can name Java frames of a profile taken during the run.
+   */
+  private static void writePerfMap() {
+    if (System.getenv("FERRY_BENCH_PERFMAP") == null) {
+      return;
+    }
+    try {
+      java.lang.management.ManagementFactory.getPlatformMBeanServer().invoke(
+          new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerPerfmap",
+          new Object[] {null}, new String[] {String[].class.getName()});
+    } catch (Exception e) {
+      System.err.println("cannot write a perf map: " + e);
+    }
+  }
+
+  private static void stopFlightRecordings() {
+    try {
+      if (jdk.jfr.FlightRecorder.isInitialized()) {
+        for (jdk.jfr.Recording recording : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+          recording.stop();
+        }
+      }
+    } catch (RuntimeException e) {
+      System.err.println("cannot stop a flight recording: " + e);
+    }
   }
 
   private static int env(String name) {

@@ -23,6 +23,14 @@ public final class BenchFunctions {
   }
 
   /**
+   * W3 callee, buffer form: returns the buffer it received. A large direct buffer arrives as a view
+   * of the memory the transport received it into, and goes back out from there without a copy.
+   */
+  public static java.nio.ByteBuffer echoBuffer(java.nio.ByteBuffer t) {
+    return t;
+  }
+
+  /**
    * W7 middle hop: a blocking call to the next worker from inside a call, holding this worker's
    * request thread while it waits.
    */

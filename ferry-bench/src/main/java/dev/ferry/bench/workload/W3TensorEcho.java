@@ -28,7 +28,7 @@ public final class W3TensorEcho {
     Map<String, Object> params = new LinkedHashMap<>();
     params.put("sizes", sizes);
     params.put("warmup_timed", counts);
-    params.put("element_type", "float[] (Java)");
+    params.put("element_type", "direct ByteBuffer of floats (metrics <size>.*), float[] (<size>.array_*)");
     params.put("worker_jvm_args", List.of(HEAP));
     return new Driver("w3_tensor_echo", params, 2, W3Worker.class, Duration.ofSeconds(300))
         .jvmArgs(List.of(HEAP))

@@ -3,6 +3,9 @@ package dev.ferry.bench.workload;
 import dev.ferry.bench.harness.Stats;
 import dev.ferry.bench.harness.WorkerContext;
 import dev.ferry.rpc.RpcAgent;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -11,9 +14,14 @@ import java.util.Map;
 import java.util.SplittableRandom;
 
 /**
- * W3 worker: worker0 sends a {@code float[]} of 1 KiB … 128 MiB to {@code echo} on worker1 and
- * times each round trip; the last reply must equal the array sent. Arrays of 64 KiB and more
- * travel out of band (Ferry's default {@code outOfBandThreshold}).
+ * W3 worker: worker0 sends a tensor of 1 KiB … 128 MiB to worker1, which echoes it, and times each
+ * round trip; the last reply must equal what was sent. Per size it measures two forms one after
+ * the other: a direct {@link ByteBuffer} of floats ({@code echoBuffer}; the metrics
+ * {@code <size>.median_us}, {@code p90_us}, {@code GB_per_s}: the fastest form a Ferry user can
+ * write, sent and received without copies in user space) and a {@code float[]} ({@code echo};
+ * {@code <size>.array_median_us}, {@code array_p90_us}, {@code array_GB_per_s}: copied between the
+ * heap and direct memory on each side). Buffers of 64 KiB and more travel out of band (Ferry's
+ * default {@code outOfBandThreshold}).
  */
 public final class W3Worker {
 
@@ -29,6 +37,9 @@ public final class W3Worker {
       new Size("16MiB", 16 * MIB, 3, 40),
       new Size("128MiB", 128 * MIB, 2, 10));
 
+  /** Diagnostics only: FERRY_W3_CALLS_FACTOR=N makes N times the calls (not for reported figures). */
+  private static final int CALLS_FACTOR = Integer.parseInt(System.getenv().getOrDefault("FERRY_W3_CALLS_FACTOR", "1"));
+
   private W3Worker() {}
 
   /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
@@ -42,11 +53,23 @@ public final class W3Worker {
       Map<String, Object> result = new LinkedHashMap<>();
       SplittableRandom random = new SplittableRandom(0);
       Map<String, Integer> errors = new LinkedHashMap<>();
+      // Diagnostics only (not for reported figures): FERRY_W3_SIZES=16MiB,128MiB runs those sizes,
+      // FERRY_W3_FORMS=buffer (or array) one form.
+      String onlySizes = System.getenv("FERRY_W3_SIZES");
+      String forms = System.getenv().getOrDefault("FERRY_W3_FORMS", "buffer,array");
       for (Size size : SIZES) {
+        if (onlySizes != null && !List.of(onlySizes.split(",")).contains(size.label())) {
+          continue;
+        }
         // A size that fails is reported as an error text and the next size still runs: the
         // figures of the sizes that work are worth having (report.py prints the error texts).
         try {
-          result.put(size.label(), measure(agent, size, random, ctx.quick()));
+          Map<String, Object> figures = forms.contains("buffer") ? measureBuffer(agent, size, ctx.quick())
+              : new LinkedHashMap<>();
+          if (forms.contains("array")) {
+            measure(agent, size, random, ctx.quick()).forEach((k, v) -> figures.put("array_" + k, v));
+          }
+          result.put(size.label(), figures);
         } catch (RuntimeException e) {
           String first = e.toString().lines().findFirst().orElse("");
           errors.merge(size.label() + ": " + (first.length() > 300 ? first.substring(0, 300) : first), 1, Integer::sum);
@@ -57,6 +80,49 @@ public final class W3Worker {
       ctx.report(result);
     }
     agent.shutdown();
+  }
+
+  /** Warm-up then timed echoes of a direct buffer; the last reply must equal the buffer sent. */
+  private static Map<String, Object> measureBuffer(RpcAgent agent, Size size, boolean quick) {
+    int warm = quick ? 1 : size.warmup() * CALLS_FACTOR;
+    int n = quick ? Math.max(3, size.calls() / 10) : size.calls() * CALLS_FACTOR;
+    ByteBuffer t = ByteBuffer.allocateDirect(size.bytes()).order(ByteOrder.nativeOrder());
+    FloatBuffer floats = t.asFloatBuffer();
+    SplittableRandom random = new SplittableRandom(0);
+    while (floats.hasRemaining()) {
+      floats.put((float) random.nextDouble());
+    }
+    for (int i = 0; i < warm; i++) {
+      agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
+    }
+    long[] lat = new long[n];
+    ByteBuffer back = null;
+    for (int i = 0; i < n; i++) {
+      long s = System.nanoTime();
+      back = agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
+      lat[i] = System.nanoTime() - s;
+    }
+    if (System.getenv("FERRY_W3_TRACE") != null) {
+      StringBuilder line = new StringBuilder("W3 " + size.label() + " buffer RTTs ms:");
+      for (long l : lat) {
+        line.append(' ').append(l / 100_000 / 10.0);
+      }
+      System.err.println(line);
+    }
+    if (back == t || !back.equals(t) || back.order() != t.order()) {
+      throw new IllegalStateException(size.label() + ": the reply differs from the buffer sent");
+    }
+    return summary(size, lat);
+  }
+
+  private static Map<String, Object> summary(Size size, long[] lat) {
+    Map<String, Object> st = Stats.latencySummary(lat, 0);
+    double medianUs = (Double) st.get("median_us");
+    Map<String, Object> r = new LinkedHashMap<>();
+    r.put("median_us", medianUs);
+    r.put("p90_us", st.get("p90_us"));
+    r.put("GB_per_s", 2.0 * size.bytes() / (medianUs * 1e3));
+    return r;
   }
 
   /** Warm-up then timed echoes of one size; the last reply must equal the array sent. */
@@ -80,12 +146,6 @@ public final class W3Worker {
     if (back == t || !Arrays.equals(back, t)) {
       throw new IllegalStateException(size.label() + ": the reply differs from the array sent");
     }
-    Map<String, Object> st = Stats.latencySummary(lat, 0);
-    double medianUs = (Double) st.get("median_us");
-    Map<String, Object> r = new LinkedHashMap<>();
-    r.put("median_us", medianUs);
-    r.put("p90_us", st.get("p90_us"));
-    r.put("GB_per_s", 2.0 * size.bytes() / (medianUs * 1e3));
-    return r;
+    return summary(size, lat);
   }
 }

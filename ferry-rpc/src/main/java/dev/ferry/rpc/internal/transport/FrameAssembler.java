@@ -6,14 +6,24 @@ import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import io.netty.buffer.ByteBuf;
 
+import java.nio.ByteBuffer;
 import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Turns the units read from one connection (length prefix already removed) into messages: whole
- * frames are decoded at once, chunks ({@link Chunks}) are appended to their stream's frame, which
- * is decoded when complete. Each stream's bytes go straight into the array its message will own,
- * so a large frame is copied once on its way in.
+ * Turns the units read from one connection into messages: whole frames are decoded at once; the
+ * data of chunks ({@link Chunks}) is appended, as it arrives, to its stream's frame, which is
+ * decoded when complete. Each stream's bytes go straight into the direct buffer its message will
+ * own (from a {@link LargeBufferPool}), and what it carries out of band is decoded from that buffer
+ * (a {@link ByteBuffer} argument is a view of it, not a copy). The socket may even read chunk data
+ * into that buffer itself ({@link #directTarget}), so a large frame is not copied at all in user
+ * space on its way in.
+ *
+ * <pre>
+ *   readFrame(unit)              a whole frame: decoded now
+ *   startChunk(header, n)        a chunk of n data bytes begins: they follow, through
+ *   append(bytes) / directTarget + advance(n)   until the chunk is done
+ * </pre>
  *
  * <p>Not thread-safe: one instance per connection, used on its event loop.
  */
@@ -22,20 +32,24 @@ final class FrameAssembler {
     static final int MAX_PARTIAL = 2 * OutboundQueue.MAX_ACTIVE_LARGE;
 
     private final long maxFrameBytes;
+    private final LargeBufferPool pool;
     private final Map<Integer, Partial> partials = new HashMap<>();
+    /** The frame the chunk being read belongs to, or null between units. */
+    private Partial current;
+    private int currentStream;
+    /** Data bytes of the current chunk not yet received. */
+    private int chunkLeft;
 
-    FrameAssembler(long maxFrameBytes) {
+    FrameAssembler(long maxFrameBytes, LargeBufferPool pool) {
         this.maxFrameBytes = maxFrameBytes;
+        this.pool = pool;
     }
 
     /**
-     * The message {@code unit} completes, or null if it is a chunk of a frame still incomplete.
-     * Does not release {@code unit}. Throws {@link RpcException} (PROTOCOL_ERROR) on bad input.
+     * Decodes a whole-frame unit (length prefix removed). Does not release {@code unit}. Throws
+     * {@link RpcException} (PROTOCOL_ERROR) on bad input.
      */
-    InboundMessage read(ByteBuf unit) {
-        if (unit.isReadable() && unit.getUnsignedByte(unit.readerIndex()) == Chunks.MARKER) {
-            return readChunk(unit);
-        }
+    InboundMessage readFrame(ByteBuf unit) {
         if (unit.readableBytes() > maxFrameBytes) {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "frame of " + unit.readableBytes()
                     + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
@@ -43,39 +57,82 @@ final class FrameAssembler {
         return FrameCodec.decode(unit);
     }
 
-    private InboundMessage readChunk(ByteBuf unit) {
-        Chunks.Header header = Chunks.readHeader(unit, maxFrameBytes);
-        Partial partial = partials.get(header.stream());
+    /**
+     * A chunk begins: {@code header} holds its fields after the length prefix (marker, stream,
+     * total), and {@code dataBytes} of data follow.
+     */
+    void startChunk(ByteBuf header, int dataBytes) {
+        Chunks.Header fields = Chunks.readHeader(header, dataBytes, maxFrameBytes);
+        Partial partial = partials.get(fields.stream());
         if (partial == null) {
             if (partials.size() >= MAX_PARTIAL) {
                 throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "more than " + MAX_PARTIAL
                         + " chunked frames in progress on one connection");
             }
-            partial = new Partial(new byte[header.total()]);
-            partials.put(header.stream(), partial);
-        } else if (partial.bytes.length != header.total()) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunk of stream " + header.stream()
-                    + " says " + header.total() + " bytes, its first chunk said " + partial.bytes.length);
+            partial = new Partial(pool.acquire(fields.total()));
+            partials.put(fields.stream(), partial);
+        } else if (partial.bytes.capacity() != fields.total()) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunk of stream " + fields.stream()
+                    + " says " + fields.total() + " bytes, its first chunk said " + partial.bytes.capacity());
         }
-        int length = unit.readableBytes();
-        if (length > partial.bytes.length - partial.filled) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunks of stream " + header.stream()
-                    + " exceed its " + partial.bytes.length + " bytes");
+        if (dataBytes > partial.bytes.capacity() - partial.filled) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunks of stream " + fields.stream()
+                    + " exceed its " + partial.bytes.capacity() + " bytes");
         }
-        unit.readBytes(partial.bytes, partial.filled, length);
-        partial.filled += length;
-        if (partial.filled < partial.bytes.length) {
+        current = partial;
+        currentStream = fields.stream();
+        chunkLeft = dataBytes;
+    }
+
+    /** Whether a chunk's data is being read (the next bytes of the connection belong to it). */
+    boolean inChunk() {
+        return current != null;
+    }
+
+    /** Data bytes of the current chunk still to come. */
+    int chunkLeft() {
+        return chunkLeft;
+    }
+
+    /**
+     * Moves the current chunk's next bytes from {@code in} (as many as it has, at most what the chunk
+     * lacks) into its frame; the message, if that completes one.
+     */
+    InboundMessage append(ByteBuf in) {
+        int length = Math.min(in.readableBytes(), chunkLeft);
+        in.readBytes(current.bytes.limit(current.filled + length).position(current.filled));
+        return advance(length);
+    }
+
+    /**
+     * Where the current chunk's remaining bytes go: a view of exactly {@link #chunkLeft()} bytes of
+     * its frame, for the socket to read into. Report what was read with {@link #advance}.
+     */
+    ByteBuffer directTarget() {
+        return current.bytes.limit(current.filled + chunkLeft).position(current.filled).slice();
+    }
+
+    /** {@code length} more bytes of the current chunk are in place; the message, if that completes one. */
+    InboundMessage advance(int length) {
+        current.filled += length;
+        chunkLeft -= length;
+        if (chunkLeft > 0) {
             return null;
         }
-        partials.remove(header.stream());
-        return FrameCodec.decodeOwned(partial.bytes);
+        Partial partial = current;
+        current = null;
+        if (partial.filled < partial.bytes.capacity()) {
+            return null;
+        }
+        partials.remove(currentStream);
+        return FrameCodec.decodeOwned(partial.bytes.clear());
     }
 
     /** Bytes of incomplete frames held. */
     long partialBytes() {
         long total = 0;
         for (Partial partial : partials.values()) {
-            total += partial.bytes.length;
+            total += partial.bytes.capacity();
         }
         return total;
     }
@@ -83,13 +140,15 @@ final class FrameAssembler {
     /** The connection closed: drop incomplete frames. */
     void clear() {
         partials.clear();
+        current = null;
+        chunkLeft = 0;
     }
 
     private static final class Partial {
-        final byte[] bytes;
+        final ByteBuffer bytes;
         int filled;
 
-        Partial(byte[] bytes) {
+        Partial(ByteBuffer bytes) {
             this.bytes = bytes;
         }
     }

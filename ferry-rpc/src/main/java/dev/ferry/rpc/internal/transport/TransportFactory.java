@@ -14,7 +14,8 @@ public interface TransportFactory {
     TransportFactory NETTY = (options, workerName, threads) -> new NettyTransport(new NettyTransport.Settings(
             options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(), options.sendQueueBytes(),
             options.sendQueueTimeout(), options.unixSockets(),
-            options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos()), threads);
+            options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
+            options.receiveBufferPoolBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
             options.maxMessageBytes(), threads);

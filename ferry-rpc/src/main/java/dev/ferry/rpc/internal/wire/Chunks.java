@@ -60,16 +60,16 @@ public final class Chunks {
     }
 
     /**
-     * Reads a chunk unit's header (the unit without its length prefix, positioned at the marker);
-     * leaves {@code unit} positioned at the data.
+     * Reads a chunk unit's header ({@link #OVERHEAD} bytes after the length prefix, positioned at the
+     * marker) of a chunk carrying {@code dataBytes} of data.
      */
-    public static Header readHeader(ByteBuf unit, long maxFrameBytes) {
-        if (unit.readableBytes() < OVERHEAD + 1) {
-            throw protocol("chunk of " + unit.readableBytes() + " bytes is too short");
+    public static Header readHeader(ByteBuf header, int dataBytes, long maxFrameBytes) {
+        if (dataBytes < 1 || header.readableBytes() < OVERHEAD) {
+            throw protocol("chunk of " + (OVERHEAD + dataBytes) + " bytes is too short");
         }
-        unit.readUnsignedByte();
-        int stream = unit.readInt();
-        int total = unit.readInt();
+        header.readUnsignedByte();
+        int stream = header.readInt();
+        int total = header.readInt();
         if (total <= CHUNK_BYTES || total > maxFrameBytes) {
             throw protocol("chunked frame of " + total + " bytes exceeds the maximum message size of "
                     + maxFrameBytes + " bytes or is small enough to travel whole");

@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.spi.CallHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.BufferObject;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * Ferry's frame format. Every frame is a 4-byte big-endian length followed by that many bytes:
@@ -28,9 +30,12 @@ import java.util.Map;
  * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
  * </pre>
  *
- * The out-of-band buffers are written straight from their sources into the outgoing buffer,
- * never through the object stream. A stream transport sends a frame larger than
- * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages.
+ * The out-of-band buffers never go through the object stream: a {@link ByteBuffer} of at least
+ * {@link #REFERENCE_BYTES} is not copied at all (the frame is a composite referring to its memory),
+ * anything else is copied once into the frame. A stream transport sends a frame larger than
+ * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages, and the
+ * receiver assembles it in one direct buffer whose views the decoded message's buffers are
+ * ({@link #decodeOwned}).
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
@@ -84,15 +89,49 @@ public final class FrameCodec {
         return bytes;
     }
 
-    /** Writes the whole frame, length prefix included, into a new buffer from {@code alloc}. */
+    /**
+     * Out-of-band {@link ByteBuffer}s of at least this many bytes are not copied into the frame: the
+     * frame refers to their memory (see {@link #encode}).
+     */
+    public static final int REFERENCE_BYTES = 32 << 10;
+
+    /**
+     * Writes the whole frame, length prefix included. Everything is copied into one direct buffer
+     * from {@code alloc}, except out-of-band {@link ByteBuffer}s of at least {@link #REFERENCE_BYTES}:
+     * those are referred to, not copied (the frame is then a composite of slices of that buffer and
+     * views of theirs), so their contents must not change until the frame is written.
+     */
     public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes) {
+        return encode(message, alloc, maxFrameBytes, null);
+    }
+
+    /**
+     * As {@link #encode(OutboundMessage, ByteBufAllocator, long)}, but when more than
+     * {@link Chunks#CHUNK_BYTES} must be copied (a large primitive array), into a buffer from
+     * {@code largeBuffers} (reused memory: fresh memory costs a page fault per page) when not null.
+     */
+    public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes,
+                                 IntFunction<ByteBuffer> largeBuffers) {
         byte[] header = encodeHeaders(message.headers());
         long size = frameSize(message, header);
         if (size > maxFrameBytes) {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "message of " + size
                     + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
         }
-        ByteBuf out = alloc.directBuffer((int) size + 4);
+        List<BufferObject> buffers = message.payload().outOfBand();
+        ByteBuffer[] referred = new ByteBuffer[buffers.size()];
+        long copied = size + 4;
+        for (int i = 0; i < referred.length; i++) {
+            ByteBuffer source = BufferSources.byteBufferOf(buffers.get(i));
+            if (source != null && source.remaining() >= REFERENCE_BYTES) {
+                referred[i] = source;
+                copied -= source.remaining();
+            }
+        }
+        ByteBuf out = largeBuffers != null && copied > Chunks.CHUNK_BYTES
+                ? Unpooled.wrappedBuffer(largeBuffers.apply((int) copied)).clear()
+                : alloc.directBuffer((int) copied);
+        CompositeByteBuf frame = null;
         try {
             out.writeInt((int) size);
             out.writeByte(VERSION);
@@ -104,18 +143,39 @@ public final class FrameCodec {
             byte[] body = message.payload().inBand();
             out.writeInt(body.length);
             out.writeBytes(body);
-            List<BufferObject> buffers = message.payload().outOfBand();
             out.writeInt(buffers.size());
-            for (BufferObject buffer : buffers) {
+            int pieceStart = 0;
+            for (int i = 0; i < referred.length; i++) {
+                BufferObject buffer = buffers.get(i);
                 int length = buffer.totalBytes();
                 out.writeInt(length);
-                int at = out.writerIndex();
-                buffer.writeTo(MemoryBuffer.fromByteBuffer(out.nioBuffer(at, length)));
-                out.writerIndex(at + length);
+                ByteBuffer source = referred[i];
+                if (source == null) {
+                    int at = out.writerIndex();
+                    buffer.writeTo(MemoryBuffer.fromByteBuffer(out.nioBuffer(at, length)));
+                    out.writerIndex(at + length);
+                    continue;
+                }
+                if (frame == null) {
+                    frame = alloc.compositeDirectBuffer(2 * referred.length + 1);
+                }
+                byte order = BufferSources.orderByte(source);
+                frame.addComponent(true, out.retainedSlice(pieceStart, out.writerIndex() - pieceStart));
+                frame.addComponent(true, Unpooled.wrappedBuffer(source.duplicate()));
+                pieceStart = out.writerIndex();
+                out.writeByte(order);
             }
-            return out;
+            if (frame == null) {
+                return out;
+            }
+            frame.addComponent(true, out.retainedSlice(pieceStart, out.writerIndex() - pieceStart));
+            out.release();
+            return frame;
         } catch (RuntimeException e) {
             out.release();
+            if (frame != null) {
+                frame.release();
+            }
             throw e;
         }
     }
@@ -129,10 +189,11 @@ public final class FrameCodec {
     }
 
     /**
-     * Decodes a frame held in a heap array that nothing else uses: the message's buffers are views
-     * of that array, not copies (for reassembled large frames, saving one copy of every byte).
+     * Decodes a frame held in a buffer that nothing else uses (from its position to its limit): the
+     * message's buffers are views of it, not copies (for reassembled large frames, saving one copy
+     * of every byte; a decoded {@link ByteBuffer} argument is then a view of the received memory).
      */
-    public static InboundMessage decodeOwned(byte[] frame) {
+    public static InboundMessage decodeOwned(ByteBuffer frame) {
         return decode(Unpooled.wrappedBuffer(frame), true);
     }
 
@@ -200,7 +261,7 @@ public final class FrameCodec {
 
     private static ByteBuffer take(ByteBuf frame, int length, boolean owned) {
         if (owned) {
-            ByteBuffer view = ByteBuffer.wrap(frame.array(), frame.arrayOffset() + frame.readerIndex(), length).slice();
+            ByteBuffer view = frame.nioBuffer(frame.readerIndex(), length);
             frame.skipBytes(length);
             return view;
         }

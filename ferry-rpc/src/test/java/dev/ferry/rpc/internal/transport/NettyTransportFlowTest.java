@@ -112,7 +112,7 @@ class NettyTransportFlowTest {
     void peersOnAnotherHostOrWithUnixSocketsOffUseTcp() throws Exception {
         String address = start(settings(true), new Events());
         NettyTransport.Settings elsewhere = new NettyTransport.Settings("127.0.0.1", 0, 1, 1 << 30, 64L << 20,
-                java.time.Duration.ofSeconds(60), true, "another-host/boot", 0);
+                java.time.Duration.ofSeconds(60), true, "another-host/boot", 0, NettyTransport.Settings.DEFAULT_RECEIVE_POOL_BYTES);
         assertThat(start(elsewhere, new Events(), address).kind()).isEqualTo("tcp");
         assertThat(start(settings(false), new Events(), address).kind()).isEqualTo("tcp");
     }

@@ -43,6 +43,38 @@ class FrameCodecTest {
     }
 
     @Test
+    void largeByteBuffersAreReferredToNotCopied() {
+        ByteBuffer direct = ByteBuffer.allocateDirect(FrameCodec.REFERENCE_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        direct.put(5, (byte) 9);
+        byte[] small = new byte[100];
+        EncodedPayload payload = new EncodedPayload(new byte[] {4, 5}, List.of(
+                new BufferObject.ByteBufferBufferObject(direct),
+                new BufferObject.ByteBufferBufferObject(ByteBuffer.wrap(small))));
+        ByteBuf frame = FrameCodec.encode(new OutboundMessage(MessageKind.REPLY, 7, CallHeaders.empty(), payload),
+                ByteBufAllocator.DEFAULT, 1 << 20);
+        try {
+            assertThat(frame).isInstanceOf(io.netty.buffer.CompositeByteBuf.class);
+            // The frame reads the buffer's memory: a change made now is what travels.
+            direct.put(6, (byte) 8);
+            assertThat(frame.readInt()).isEqualTo(frame.readableBytes());
+            ByteBuffer whole = ByteBuffer.allocateDirect(frame.readableBytes());
+            frame.readBytes(whole);
+            InboundMessage in = FrameCodec.decodeOwned(whole.flip());
+            assertThat(in.outOfBand()).hasSize(2);
+            ByteBuffer first = in.outOfBand().get(0);
+            assertThat(first.remaining()).isEqualTo(direct.capacity() + 1); // the bytes, then the order byte
+            assertThat(first.get(5)).isEqualTo((byte) 9);
+            assertThat(first.get(6)).isEqualTo((byte) 8);
+            assertThat(first.get(direct.capacity())).isEqualTo((byte) 0); // little endian
+            assertThat(first.isDirect()).isTrue();
+            assertThat(in.outOfBand().get(1).remaining()).isEqualTo(101);
+            assertThat(direct.position()).isZero();
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
     void oversizedMessagesAreRefusedBeforeSending() {
         EncodedPayload payload = new EncodedPayload(new byte[2048], List.of());
         assertThatThrownBy(() -> FrameCodec.encode(new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(), payload),

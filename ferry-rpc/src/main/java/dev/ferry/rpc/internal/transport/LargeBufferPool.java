@@ -1,0 +1,341 @@
+package dev.ferry.rpc.internal.transport;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.nio.Buffer;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Direct memory that large received frames are assembled in, reused from message to message.
+ *
+ * <h2>Why</h2>
+ * Fresh memory is expensive: the kernel zeroes and maps every page on first touch (on this project's
+ * VM a fresh 128 MiB direct buffer costs ~60 ms, more than sending it over a Unix socket). Memory
+ * that was used before costs nothing to touch again.
+ *
+ * <h2>Layout</h2>
+ * The pool holds <em>regions</em> of direct memory (at least {@link #REGION_BYTES} each, allocated as
+ * large frames arrive) and lends <em>ranges</em> of them (first fit, sizes in {@link #GRANULE}s);
+ * returned ranges merge with free neighbours, so memory used for 1 MiB frames serves 16 MiB ones
+ * later.
+ *
+ * <h2>How a range comes back</h2>
+ * A range is lent as a <em>carrier</em>: a {@link ByteBuffer} of its own over the region's memory,
+ * without attachment, so that every view decoded from the frame (a {@link ByteBuffer} argument
+ * handed to application code, the message's own buffers) refers to the carrier. The range returns
+ * to the pool when the carrier becomes unreachable, i.e. when the garbage collector finds that
+ * nobody holds a view any more (a phantom reference; the JDK frees direct buffers the same way).
+ * Decoding into arrays copies, so their carriers die right after decoding; a {@link ByteBuffer}
+ * argument lives as long as the application keeps it.
+ *
+ * <h2>Bounds</h2>
+ * At most {@code capacityBytes} of regions exist: the pool grows to that as large frames arrive,
+ * then recycles. When no free range fits and {@link #COLLECT_WORTH_BYTES} or more are lent, or the
+ * pool is full, it asks the JVM for a collection ({@link System#gc()}, as the JDK does when its
+ * direct memory runs out; at most every {@link #MIN_GC_INTERVAL_NANOS}, less often while
+ * collections bring nothing back, and only with {@code collectWhenExhausted}) and waits briefly for
+ * ranges to come back. Failing that it grows, dropping wholly free regions if needed, or else hands
+ * out an ordinary direct buffer that the pool forgets (the JDK frees it when it is unreachable).
+ *
+ * <p>This class is thread-safe.
+ */
+final class LargeBufferPool {
+    private static final Logger log = LoggerFactory.getLogger(LargeBufferPool.class);
+    /** Ranges are sized in whole units of this. */
+    static final int GRANULE = 64 << 10;
+    /** Least size of a region. */
+    static final int REGION_BYTES = 64 << 20;
+    /** The least time between two collections the pool asks for. */
+    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    /**
+     * Lent bytes from which a collection is worth asking for rather than touching fresh memory: a
+     * collection of a worker's small heap costs ~20 ms here, fresh memory ~0.5 ms per MiB.
+     */
+    static final long COLLECT_WORTH_BYTES = 64L << 20;
+    /** How long a frame waits for ranges to come back after a collection. */
+    private static final long RETURN_WAIT_MILLIS = 20;
+    /**
+     * Makes a carrier: {@code MemorySegment.ofBuffer(region).asSlice(offset, size).asByteBuffer()}, a
+     * direct buffer that is its own root (views of it refer to it, not to the region). Looked up at
+     * run time because the Foreign Memory API is final only from Java 22 and Ferry compiles for 21;
+     * null where it is missing, and then there is no pool.
+     */
+    private static final MethodHandle CARRIER = carrierFactory();
+
+    private final long capacityBytes;
+    private final boolean collectWhenExhausted;
+    private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
+    // All under this.
+    private final List<Region> regions = new ArrayList<>();
+    private final Set<Lease> lent = Collections.newSetFromMap(new IdentityHashMap<>());
+    private long regionBytes;
+    private long lentBytes;
+    private long lastCollection = System.nanoTime() - MIN_GC_INTERVAL_NANOS;
+    /** Grows while collections bring nothing back (say, with -XX:+DisableExplicitGC). */
+    private long gcInterval = MIN_GC_INTERVAL_NANOS;
+    private long collections;
+    private long collectNanos;
+    private long fresh;
+    private long reused;
+
+    LargeBufferPool(long capacityBytes, boolean collectWhenExhausted) {
+        this.capacityBytes = capacityBytes;
+        this.collectWhenExhausted = collectWhenExhausted;
+    }
+
+    /** A buffer of exactly {@code size} bytes (position 0, limit {@code size}), contents undefined. */
+    synchronized ByteBuffer acquire(int size) {
+        int length = rangeSize(size);
+        if (capacityBytes < length || CARRIER == null) {
+            fresh++;
+            return ByteBuffer.allocateDirect(size);
+        }
+        reclaim();
+        ByteBuffer carrier = lend(length, size);
+        if (carrier == null && collectWhenExhausted
+                && (lentBytes >= COLLECT_WORTH_BYTES || lentBytes + length > capacityBytes)) {
+            carrier = collectAndLend(length, size);
+        }
+        if (carrier != null) {
+            reused++;
+            return carrier;
+        }
+        int newRegion = (int) Math.max(length, Math.min(REGION_BYTES, capacityBytes));
+        dropFreeRegionsUntil(capacityBytes - newRegion);
+        fresh++;
+        if (regionBytes + newRegion > capacityBytes) {
+            if (log.isDebugEnabled()) {
+                log.debug("receive buffer pool full of lent ranges: {}", stats());
+            }
+            return ByteBuffer.allocateDirect(size);
+        }
+        regions.add(new Region(ByteBuffer.allocateDirect(newRegion)));
+        regionBytes += newRegion;
+        return lend(length, size);
+    }
+
+    /** Bytes of regions held. */
+    synchronized long blockBytes() {
+        return regionBytes;
+    }
+
+    /** Bytes of regions free for reuse now. */
+    synchronized long freeBytes() {
+        reclaim();
+        return regionBytes - lentBytes;
+    }
+
+    /** Bytes lent and not known to be unreachable yet. */
+    synchronized long lentBytes() {
+        reclaim();
+        return lentBytes;
+    }
+
+    /** Counters for diagnostics: fresh and reused buffers handed out, collections asked for. */
+    synchronized String stats() {
+        return "regions=" + regions.size() + " (" + (regionBytes >> 20) + " MiB) lent=" + (lentBytes >> 20)
+                + " MiB fresh=" + fresh + " reused=" + reused + " gc=" + collections + " gcMs="
+                + collectNanos / 1_000_000;
+    }
+
+    /** Forgets every region (the transport closed); lent ones are freed by the JDK when unreachable. */
+    synchronized void clear() {
+        if (System.getenv("FERRY_POOL_DEBUG") != null) {
+            // Diagnostics for benchmarks (whose workers log little): one line on stderr at close.
+            System.err.println("receive buffer pool at close: " + stats());
+        }
+        regions.clear();
+        lent.clear();
+        regionBytes = 0;
+        lentBytes = 0;
+    }
+
+    /** Whether this JVM can pool (Java 22 or newer, or 21 with the preview API allowed). */
+    static boolean available() {
+        return CARRIER != null;
+    }
+
+    static int rangeSize(int size) {
+        long rounded = ((long) size + GRANULE - 1) / GRANULE * GRANULE;
+        return (int) Math.min(rounded, Integer.MAX_VALUE - 8);
+    }
+
+    /** Lends the first free range of {@code length} bytes in any region, or null. */
+    private ByteBuffer lend(int length, int size) {
+        for (Region region : regions) {
+            int offset = region.take(length);
+            if (offset >= 0) {
+                ByteBuffer carrier = carrier(region.memory, offset, size);
+                lent.add(new Lease(carrier, region, offset, length, returned));
+                lentBytes += length;
+                return carrier;
+            }
+        }
+        return null;
+    }
+
+    private ByteBuffer collectAndLend(int length, int size) {
+        long now = System.nanoTime();
+        if (now - lastCollection < gcInterval) {
+            return null;
+        }
+        lastCollection = now;
+        collections++;
+        System.gc();
+        collectNanos += System.nanoTime() - now;
+        long deadline = now + TimeUnit.MILLISECONDS.toNanos(RETURN_WAIT_MILLIS);
+        long lentBefore = lentBytes;
+        ByteBuffer carrier;
+        while ((carrier = lend(length, size)) == null) {
+            long left = deadline - System.nanoTime();
+            if (left <= 0 || lent.isEmpty()) {
+                if (lentBytes == lentBefore) {
+                    // Nothing came back: the application holds its buffers (or explicit GC is off).
+                    gcInterval = Math.min(gcInterval * 2, TimeUnit.SECONDS.toNanos(1));
+                }
+                return null;
+            }
+            try {
+                Reference<? extends ByteBuffer> ref = returned.remove(Math.max(1, left / 1_000_000));
+                if (ref != null) {
+                    giveBack((Lease) ref);
+                    reclaim();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+        gcInterval = MIN_GC_INTERVAL_NANOS;
+        return carrier;
+    }
+
+    private void reclaim() {
+        Reference<? extends ByteBuffer> ref;
+        while ((ref = returned.poll()) != null) {
+            giveBack((Lease) ref);
+        }
+    }
+
+    private void giveBack(Lease lease) {
+        if (lent.remove(lease)) {
+            lease.region.release(lease.offset, lease.length);
+            lentBytes -= lease.length;
+        }
+    }
+
+    /** Drops wholly free regions until at most {@code limit} bytes of regions are held. */
+    private void dropFreeRegionsUntil(long limit) {
+        for (Iterator<Region> it = regions.iterator(); it.hasNext() && regionBytes > limit; ) {
+            Region region = it.next();
+            if (region.isWhollyFree()) {
+                it.remove();
+                regionBytes -= region.memory.capacity();
+            }
+        }
+    }
+
+    private static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
+        try {
+            return (ByteBuffer) CARRIER.invokeExact((Buffer) region, (long) offset, (long) size);
+        } catch (Throwable e) {
+            throw new IllegalStateException("cannot view a pooled range", e);
+        }
+    }
+
+    private static MethodHandle carrierFactory() {
+        try {
+            Class<?> segment = Class.forName("java.lang.foreign.MemorySegment");
+            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+            MethodHandle ofBuffer = lookup.findStatic(segment, "ofBuffer", MethodType.methodType(segment, Buffer.class));
+            MethodHandle asSlice = lookup.findVirtual(segment, "asSlice",
+                    MethodType.methodType(segment, long.class, long.class));
+            MethodHandle asByteBuffer = lookup.findVirtual(segment, "asByteBuffer",
+                    MethodType.methodType(ByteBuffer.class));
+            // (Buffer region, long offset, long size) -> asByteBuffer(asSlice(ofBuffer(region), offset, size))
+            MethodHandle sliceOfBuffer = MethodHandles.collectArguments(asSlice, 0, ofBuffer);
+            MethodHandle factory = MethodHandles.filterReturnValue(sliceOfBuffer, asByteBuffer);
+            ByteBuffer probe = (ByteBuffer) factory.invokeExact((Buffer) ByteBuffer.allocateDirect(16), 4L, 8L);
+            return probe.capacity() == 8 && probe.isDirect() ? factory : null;
+        } catch (Throwable e) {
+            LoggerFactory.getLogger(LargeBufferPool.class).debug("no receive buffer pool: {}", e.toString());
+            return null;
+        }
+    }
+
+    /** One allocation of direct memory and its free ranges (offset to length, never adjacent). */
+    private static final class Region {
+        final ByteBuffer memory;
+        final TreeMap<Integer, Integer> free = new TreeMap<>();
+
+        Region(ByteBuffer memory) {
+            this.memory = memory;
+            free.put(0, memory.capacity());
+        }
+
+        /** Takes {@code length} bytes from the first free range large enough: its offset, or -1. */
+        int take(int length) {
+            for (Map.Entry<Integer, Integer> range : free.entrySet()) {
+                if (range.getValue() >= length) {
+                    int offset = range.getKey();
+                    free.remove(offset);
+                    if (range.getValue() > length) {
+                        free.put(offset + length, range.getValue() - length);
+                    }
+                    return offset;
+                }
+            }
+            return -1;
+        }
+
+        void release(int offset, int length) {
+            Map.Entry<Integer, Integer> before = free.floorEntry(offset);
+            if (before != null && before.getKey() + before.getValue() == offset) {
+                offset = before.getKey();
+                length += before.getValue();
+                free.remove(before.getKey());
+            }
+            Integer after = free.get(offset + length);
+            if (after != null) {
+                free.remove(offset + length);
+                length += after;
+            }
+            free.put(offset, length);
+        }
+
+        boolean isWhollyFree() {
+            Integer whole = free.get(0);
+            return whole != null && whole == memory.capacity();
+        }
+    }
+
+    /** A lent range: comes back when its carrier is unreachable. */
+    private static final class Lease extends PhantomReference<ByteBuffer> {
+        final Region region;
+        final int offset;
+        final int length;
+
+        Lease(ByteBuffer carrier, Region region, int offset, int length, ReferenceQueue<ByteBuffer> queue) {
+            super(carrier, queue);
+            this.region = region;
+            this.offset = offset;
+            this.length = length;
+        }
+    }
+}
