@@ -5,6 +5,7 @@ import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefFactory;
 import dev.ferry.rpc.internal.rref.UserState;
 
+import java.lang.ref.Reference;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
@@ -131,13 +132,19 @@ public final class RRef<T> implements AutoCloseable {
         if (owned != null) {
             return localValue();
         }
-        checkUsable("to_here()");
-        T value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
-        // The creator's own reference is confirmed by the creation call's answer, which may come
-        // after the value: wait for it, so a failed or timed-out creation is reported here.
-        RpcFuture.fromCompletionStage(user.confirmation()).await();
-        checkUsable("to_here()");
-        return value;
+        try {
+            checkUsable("to_here()");
+            T value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
+            // The creator's own reference is confirmed by the creation call's answer, which may come
+            // after the value: wait for it, so a failed or timed-out creation is reported here.
+            RpcFuture.fromCompletionStage(user.confirmation()).await();
+            checkUsable("to_here()");
+            return value;
+        } finally {
+            // Compiled code may keep only this handle's fields while it waits; without the fence the
+            // handle could be collected meanwhile and its Cleaner release the reference mid-call.
+            Reference.reachabilityFence(this);
+        }
     }
 
     /** Calls through this reference with a timeout instead of the agent's default. */
