@@ -68,9 +68,10 @@ import java.util.Objects;
  *       page fault and zeroing per page: a fresh 128 MiB buffer took longer than sending it). Allocated only as
  *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
  *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
- *       the application no longer references the buffer (found by the garbage collector). When every block
- *       is still referenced, the transport may call {@link System#gc()} (at most every 20 ms, as the JDK
- *       does when direct memory runs out), else it uses a fresh buffer</td></tr>
+ *       the application no longer references the buffer (found by the garbage collector). When no free
+ *       memory fits and 64 MiB or more are lent (or the pool is full), the transport calls {@link System#gc()}
+ *       rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
+ *       JDK does the same when direct memory runs out); past the limit it uses a fresh buffer per message</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of

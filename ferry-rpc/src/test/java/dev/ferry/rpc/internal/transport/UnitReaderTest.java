@@ -1,0 +1,121 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.wire.Chunks;
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.apache.fory.serializer.BufferObject;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** The unit parser, fed a byte stream split at arbitrary points (no sockets). */
+class UnitReaderTest {
+    private static final long MAX = 64L << 20;
+
+    @Test
+    void wholeFramesAndInterleavedChunksSurviveAnySplit() {
+        ByteBuf stream = Unpooled.buffer();
+        // Two large frames (streams 0 and 1) interleaved chunk by chunk, small frames between.
+        byte[] first = frameBytes(1, 3 * Chunks.CHUNK_BYTES + 123);
+        byte[] second = frameBytes(2, Chunks.CHUNK_BYTES + 5);
+        int at0 = 0;
+        int at1 = 0;
+        int small = 100;
+        while (at0 < first.length || at1 < second.length) {
+            at0 = writeChunk(stream, 0, first, at0);
+            stream.writeBytes(frameWithPrefix(small++, 10));
+            at1 = writeChunk(stream, 1, second, at1);
+        }
+        for (long seed = 0; seed < 5; seed++) {
+            List<InboundMessage> got = feed(stream.duplicate(), new SplittableRandom(seed));
+            assertThat(got).extracting(InboundMessage::id).contains(1L, 2L).hasSize(2 + small - 100);
+            for (InboundMessage message : got) {
+                long id = message.id();
+                int size = id == 1 ? 3 * Chunks.CHUNK_BYTES + 123 : id == 2 ? Chunks.CHUNK_BYTES + 5 : 10;
+                ByteBuffer data = message.outOfBand().get(0);
+                assertThat(data.remaining()).isEqualTo(size + 1);
+                for (int i = 0; i < size; i += 997) {
+                    assertThat(data.get(data.position() + i)).isEqualTo((byte) (i * id));
+                }
+            }
+        }
+    }
+
+    @Test
+    void anOversizedUnitIsRefusedAsSoonAsItsLengthIsRead() {
+        EmbeddedChannel channel = channel(new ArrayList<>());
+        assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x7f, -1, -1, -1})))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
+        channel.finishAndReleaseAll();
+    }
+
+    private static List<InboundMessage> feed(ByteBuf stream, SplittableRandom random) {
+        List<InboundMessage> got = new ArrayList<>();
+        EmbeddedChannel channel = channel(got);
+        while (stream.isReadable()) {
+            int n = Math.min(stream.readableBytes(), 1 + random.nextInt(random.nextBoolean() ? 20 : 300_000));
+            channel.writeInbound(stream.readRetainedSlice(n));
+        }
+        assertThat(channel.finishAndReleaseAll()).isFalse();
+        return got;
+    }
+
+    private static EmbeddedChannel channel(List<InboundMessage> got) {
+        FrameAssembler assembler = new FrameAssembler(MAX, new LargeBufferPool(32L << 20, false));
+        return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add));
+    }
+
+    /** The frame (no length prefix) of a message {@code id} with one out-of-band buffer of {@code size} bytes. */
+    private static byte[] frameBytes(long id, int size) {
+        ByteBuf frame = frameWithPrefix(id, size);
+        frame.skipBytes(4);
+        byte[] bytes = new byte[frame.readableBytes()];
+        frame.readBytes(bytes);
+        frame.release();
+        return bytes;
+    }
+
+    private static ByteBuf frameWithPrefix(long id, int size) {
+        byte[] data = new byte[size];
+        for (int i = 0; i < size; i++) {
+            data[i] = (byte) (i * id);
+        }
+        EncodedPayload payload = new EncodedPayload(new byte[] {1},
+                List.of(new BufferObject.ByteBufferBufferObject(ByteBuffer.wrap(data))));
+        ByteBuf encoded = FrameCodec.encode(new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), payload),
+                ByteBufAllocator.DEFAULT, MAX);
+        try {
+            return Unpooled.copiedBuffer(encoded);
+        } finally {
+            encoded.release();
+        }
+    }
+
+    private static int writeChunk(ByteBuf stream, int streamId, byte[] frame, int at) {
+        if (at >= frame.length) {
+            return at;
+        }
+        int n = Math.min(Chunks.CHUNK_BYTES, frame.length - at);
+        ByteBuf header = Chunks.header(ByteBufAllocator.DEFAULT, streamId, frame.length, n);
+        stream.writeBytes(header);
+        header.release();
+        stream.writeBytes(frame, at, n);
+        return at + n;
+    }
+}
