@@ -71,7 +71,8 @@ import java.util.Objects;
  *       the application no longer references the buffer (found by the garbage collector). When no free
  *       memory fits and 64 MiB or more are lent (or the pool is full), the transport calls {@link System#gc()}
  *       rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
- *       JDK does the same when direct memory runs out); past the limit it uses a fresh buffer per message</td></tr>
+ *       JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
+ *       heaps where a full collection is costly); past the limit it uses a fresh buffer per message</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of

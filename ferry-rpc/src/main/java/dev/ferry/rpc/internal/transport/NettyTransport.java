@@ -156,7 +156,9 @@ public final class NettyTransport implements Transport {
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
-        this.receivePool = new LargeBufferPool(settings.receivePoolBytes(), true);
+        // FERRY_RECEIVE_POOL_GC=0: never ask for a collection (large heaps, where System.gc() is costly)
+        this.receivePool = new LargeBufferPool(settings.receivePoolBytes(),
+                !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")));
     }
 
     @Override
