@@ -27,7 +27,7 @@ class AdaptiveSpinTest {
     }
 
     @Test
-    void aParkedWaitCountsAsAHitOnlyIfAFullSpinWouldHaveCaughtIt() {
+    void aParkedWaitRestoresTheFullSpinOnlyIfAFullSpinWouldHaveCaughtIt() {
         assumeTrue(AdaptiveSpin.MULTI_CPU, "nothing spins on a single CPU");
         AdaptiveSpin spin = new AdaptiveSpin(1_600);
         for (int i = 0; i < 10; i++) {
@@ -36,7 +36,7 @@ class AdaptiveSpinTest {
         spin.parkedWaitEnded(3_300);
         assertThat(spin.budgetNanos()).isZero();
         spin.parkedWaitEnded(3_100);
-        assertThat(spin.budgetNanos()).isEqualTo(100);
+        assertThat(spin.budgetNanos()).isEqualTo(1_600);
     }
 
     @Test
