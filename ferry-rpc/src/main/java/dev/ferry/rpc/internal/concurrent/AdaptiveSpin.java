@@ -27,6 +27,9 @@ public final class AdaptiveSpin {
     /** Whether spinning can help at all: with one CPU the spinner holds the CPU the event needs. */
     public static final boolean MULTI_CPU = Runtime.getRuntime().availableProcessors() > 1;
 
+    /** A yield that took this long means other threads had work for this CPU. */
+    static final long CONTENDED_NANOS = 100_000;
+
     private final long maxNanos;
     private final long stepNanos;
     private volatile long budgetNanos;
@@ -46,6 +49,22 @@ public final class AdaptiveSpin {
     /** The longest spin; 0 when spinning is off. */
     public long maxNanos() {
         return maxNanos;
+    }
+
+    /**
+     * Yields once, as a spinning thread does between polls. Returns false, and counts a miss, when
+     * the yield took over {@value #CONTENDED_NANOS} ns: other threads needed the CPU for that long,
+     * so spinning competes with real work (the CPUs are busy anyway, no halted one to avoid) and
+     * the caller should park instead.
+     */
+    public boolean yieldUncontended() {
+        long start = System.nanoTime();
+        Thread.yield();
+        if (System.nanoTime() - start > CONTENDED_NANOS) {
+            miss();
+            return false;
+        }
+        return true;
     }
 
     /** A spin ended with the event. */

@@ -67,7 +67,13 @@ final class SpinThenParkStrategy implements SelectStrategy {
             return ready;
         }
         spinning = true;
-        Thread.yield();
+        if (!spin.yieldUncontended()) {
+            // The CPU is busy with other work: stop spinning (the miss is counted) and block.
+            spinning = false;
+            blocked = true;
+            parkedAt = lastActivity;
+            return SelectStrategy.SELECT;
+        }
         return SelectStrategy.CONTINUE;
     }
 
