@@ -31,11 +31,18 @@ public final class AdaptiveSpin {
     static final long CONTENDED_NANOS = 100_000;
 
     private final long maxNanos;
+    private final long contendedNanos;
     private final long stepNanos;
     private volatile long budgetNanos;
 
     /** A spin of at most {@code maxNanos} (0: never spin), starting at the maximum. */
     public AdaptiveSpin(long maxNanos) {
+        this(maxNanos, CONTENDED_NANOS);
+    }
+
+    /** With a yield over {@code contendedNanos} taken as a busy CPU (tests pass a huge value). */
+    public AdaptiveSpin(long maxNanos, long contendedNanos) {
+        this.contendedNanos = contendedNanos;
         this.maxNanos = MULTI_CPU ? Math.max(0, maxNanos) : 0;
         this.stepNanos = Math.max(1, this.maxNanos / 16);
         this.budgetNanos = this.maxNanos;
@@ -53,14 +60,15 @@ public final class AdaptiveSpin {
 
     /**
      * Yields once, as a spinning thread does between polls. Returns false, and counts a miss, when
-     * the yield took over {@value #CONTENDED_NANOS} ns: other threads needed the CPU for that long,
+     * the yield took over the contention limit ({@value #CONTENDED_NANOS} ns by default): other
+     * threads needed the CPU for that long,
      * so spinning competes with real work (the CPUs are busy anyway, no halted one to avoid) and
      * the caller should park instead.
      */
     public boolean yieldUncontended() {
         long start = System.nanoTime();
         Thread.yield();
-        if (System.nanoTime() - start > CONTENDED_NANOS) {
+        if (System.nanoTime() - start > contendedNanos) {
             miss();
             return false;
         }

@@ -31,7 +31,11 @@ final class SpinThenParkStrategy implements SelectStrategy {
     private boolean spinning;
 
     SpinThenParkStrategy(long spinNanos) {
-        this.spin = new AdaptiveSpin(spinNanos);
+        this(new AdaptiveSpin(spinNanos));
+    }
+
+    SpinThenParkStrategy(AdaptiveSpin spin) {
+        this.spin = spin;
     }
 
     /** A factory of strategies spinning for at most {@code spinNanos}. */

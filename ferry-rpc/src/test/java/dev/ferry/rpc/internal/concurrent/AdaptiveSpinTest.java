@@ -47,4 +47,15 @@ class AdaptiveSpinTest {
         assertThat(spin.budgetNanos()).isZero();
         assertThat(spin.maxNanos()).isZero();
     }
+
+    @Test
+    void aSlowYieldCountsAsAMiss() {
+        assumeTrue(AdaptiveSpin.MULTI_CPU, "nothing spins on a single CPU");
+        AdaptiveSpin contended = new AdaptiveSpin(1_600, -1); // every yield is "too slow"
+        assertThat(contended.yieldUncontended()).isFalse();
+        assertThat(contended.budgetNanos()).isEqualTo(800);
+        AdaptiveSpin free = new AdaptiveSpin(1_600, Long.MAX_VALUE);
+        assertThat(free.yieldUncontended()).isTrue();
+        assertThat(free.budgetNanos()).isEqualTo(1_600);
+    }
 }
