@@ -61,8 +61,10 @@ import java.util.Objects;
  *       transport thread at most polls (yielding) before it blocks, so a request or reply due soon is read
  *       without waking a halted CPU (~50–100 µs on a VM). The window adapts: it shrinks while windows pass
  *       with nothing and grows back when traffic comes within it. Idle agents still block, using no CPU;
- *       nothing spins on a single CPU. Callers waiting in {@code RpcFuture.await} spin the same way, for at
- *       most {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: off)</td></tr>
+ *       nothing spins on a single CPU. The same window keeps the worker's one warm request thread awake
+ *       between requests (it runs a request when free, so the next one starts without waking a carrier;
+ *       zero: every request runs on a new virtual thread). Callers waiting in {@code RpcFuture.await} spin
+ *       the same way, for at most {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: off)</td></tr>
  *   <tr><td>receiveBufferPoolBytes</td><td>512 MiB ({@code FERRY_RECEIVE_POOL_MIB})</td><td>direct memory kept
  *       for receiving messages over 1 MiB and reused from message to message (fresh memory costs the kernel a
  *       page fault and zeroing per page: a fresh 128 MiB buffer took longer than sending it). Allocated only as

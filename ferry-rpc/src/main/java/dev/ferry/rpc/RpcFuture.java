@@ -504,11 +504,14 @@ public final class RpcFuture<T> {
             return INCOMPLETE;
         }
         do {
-            Thread.yield();
+            boolean uncontended = AWAIT_SPIN.yieldUncontended();
             Object outcome = state.getNow(INCOMPLETE);
             if (outcome != INCOMPLETE) {
                 AWAIT_SPIN.hit();
                 return outcome;
+            }
+            if (!uncontended) {
+                return INCOMPLETE; // busy CPUs: park (the miss is counted)
             }
         } while (System.nanoTime() - start < budget);
         AWAIT_SPIN.miss();

@@ -96,8 +96,10 @@ final class WarmRequestThread {
             long idle = System.nanoTime() - idleSince;
             if (idle < spin.budgetNanos()) {
                 spinning = true;
-                Thread.yield();
-                continue;
+                if (spin.yieldUncontended()) {
+                    continue;
+                }
+                spinning = false; // busy CPUs: park (the miss is counted)
             }
             if (spinning) {
                 spin.miss();

@@ -31,7 +31,11 @@ final class SpinThenParkStrategy implements SelectStrategy {
     private boolean spinning;
 
     SpinThenParkStrategy(long spinNanos) {
-        this.spin = new AdaptiveSpin(spinNanos);
+        this(new AdaptiveSpin(spinNanos));
+    }
+
+    SpinThenParkStrategy(AdaptiveSpin spin) {
+        this.spin = spin;
     }
 
     /** A factory of strategies spinning for at most {@code spinNanos}. */
@@ -67,7 +71,13 @@ final class SpinThenParkStrategy implements SelectStrategy {
             return ready;
         }
         spinning = true;
-        Thread.yield();
+        if (!spin.yieldUncontended()) {
+            // The CPU is busy with other work: stop spinning (the miss is counted) and block.
+            spinning = false;
+            blocked = true;
+            parkedAt = lastActivity;
+            return SelectStrategy.SELECT;
+        }
         return SelectStrategy.CONTINUE;
     }
 

@@ -27,7 +27,7 @@ class AdaptiveSpinTest {
     }
 
     @Test
-    void aParkedWaitCountsAsAHitOnlyIfAFullSpinWouldHaveCaughtIt() {
+    void aParkedWaitRestoresTheFullSpinOnlyIfAFullSpinWouldHaveCaughtIt() {
         assumeTrue(AdaptiveSpin.MULTI_CPU, "nothing spins on a single CPU");
         AdaptiveSpin spin = new AdaptiveSpin(1_600);
         for (int i = 0; i < 10; i++) {
@@ -36,7 +36,7 @@ class AdaptiveSpinTest {
         spin.parkedWaitEnded(3_300);
         assertThat(spin.budgetNanos()).isZero();
         spin.parkedWaitEnded(3_100);
-        assertThat(spin.budgetNanos()).isEqualTo(100);
+        assertThat(spin.budgetNanos()).isEqualTo(1_600);
     }
 
     @Test
@@ -46,5 +46,16 @@ class AdaptiveSpinTest {
         spin.parkedWaitEnded(1);
         assertThat(spin.budgetNanos()).isZero();
         assertThat(spin.maxNanos()).isZero();
+    }
+
+    @Test
+    void aSlowYieldCountsAsAMiss() {
+        assumeTrue(AdaptiveSpin.MULTI_CPU, "nothing spins on a single CPU");
+        AdaptiveSpin contended = new AdaptiveSpin(1_600, -1); // every yield is "too slow"
+        assertThat(contended.yieldUncontended()).isFalse();
+        assertThat(contended.budgetNanos()).isEqualTo(800);
+        AdaptiveSpin free = new AdaptiveSpin(1_600, Long.MAX_VALUE);
+        assertThat(free.yieldUncontended()).isTrue();
+        assertThat(free.budgetNanos()).isEqualTo(1_600);
     }
 }
