@@ -12,9 +12,9 @@ import org.slf4j.LoggerFactory;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
 
@@ -43,7 +43,8 @@ final class UserDeletes {
 
     private final BiFunction<WorkerInfo, CallHeaders, RpcFuture<Object>> standalone;
     private final Consumer<Runnable> later;
-    private final Map<Integer, Batch> batches = new HashMap<>();
+    /** Changed under this object's lock; a concurrent map so every call can check it without the lock. */
+    private final Map<Integer, Batch> batches = new ConcurrentHashMap<>();
 
     /**
      * @param standalone sends a system call to an owner with the given headers (a flush)
@@ -92,11 +93,11 @@ final class UserDeletes {
         if (headers.contains(HEADER)) {
             return headers; // a flush: it carries its own batch
         }
+        if (batches.isEmpty()) {
+            return headers; // the common case, on every call: no lock
+        }
         Batch batch;
         synchronized (this) {
-            if (batches.isEmpty()) {
-                return headers;
-            }
             batch = batches.remove(to.id());
         }
         if (batch == null) {
