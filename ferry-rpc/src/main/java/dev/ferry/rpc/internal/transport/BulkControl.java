@@ -5,8 +5,14 @@ package dev.ferry.rpc.internal.transport;
  * the sign that its peer sends large messages. Called on the connection's event loop.
  */
 interface BulkControl {
-    /** Accepts nothing: bulk units are a protocol error, large messages are ignored. */
+    /**
+     * A connection without bulk connections: offers are ignored (the peer has them, this side not),
+     * the other units are a protocol error.
+     */
     BulkControl NONE = new BulkControl() {
+        @Override
+        public void offer(long token, int port) {
+        }
     };
 
     /** The peer accepts bulk connections for this connection at {@code port}, naming them {@code token}. */

@@ -67,7 +67,7 @@ final class LargeBufferPool {
      * Lent bytes from which a collection is worth asking for rather than touching fresh memory: a
      * collection of a worker's small heap costs ~20 ms here, fresh memory ~0.5 ms per MiB.
      */
-    static final long COLLECT_WORTH_BYTES = 64L << 20;
+    static final long COLLECT_WORTH_BYTES = Long.parseLong(System.getenv().getOrDefault("FERRY_X_COLLECT_MIB", "64")) << 20;
     /** How long a frame waits for ranges to come back after a collection. */
     private static final long RETURN_WAIT_MILLIS = 20;
     /**
@@ -91,6 +91,9 @@ final class LargeBufferPool {
     private long gcInterval = MIN_GC_INTERVAL_NANOS;
     private long collections;
     private long collectNanos;
+    private long skipped;
+    private long backoffs;
+    private static final boolean DEBUG2 = "2".equals(System.getenv("FERRY_POOL_DEBUG"));
     private long fresh;
     private long reused;
 
@@ -151,7 +154,7 @@ final class LargeBufferPool {
     synchronized String stats() {
         return "regions=" + regions.size() + " (" + (regionBytes >> 20) + " MiB) lent=" + (lentBytes >> 20)
                 + " MiB fresh=" + fresh + " reused=" + reused + " gc=" + collections + " gcMs="
-                + collectNanos / 1_000_000;
+                + collectNanos / 1_000_000 + " skipped=" + skipped + " backoffs=" + backoffs;
     }
 
     /** Forgets every region (the transport closed); lent ones are freed by the JDK when unreachable. */
@@ -193,19 +196,30 @@ final class LargeBufferPool {
     private ByteBuffer collectAndLend(int length, int size) {
         long now = System.nanoTime();
         if (now - lastCollection < gcInterval) {
+            skipped++;
             return null;
         }
         lastCollection = now;
         collections++;
         System.gc();
-        collectNanos += System.nanoTime() - now;
-        long deadline = now + TimeUnit.MILLISECONDS.toNanos(RETURN_WAIT_MILLIS);
+        long collected = System.nanoTime();
+        collectNanos += collected - now;
+        // From the end of the collection: the references it found come back only after it (the
+        // Reference Handler enqueues them). Counted from its start, a collection longer than the
+        // wait (~25 ms here) left no time at all: nothing ever came back and the pool backed off.
+        long deadline = collected + TimeUnit.MILLISECONDS.toNanos(RETURN_WAIT_MILLIS);
         long lentBefore = lentBytes;
         ByteBuffer carrier;
         while ((carrier = lend(length, size)) == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || lent.isEmpty()) {
+                if (DEBUG2) {
+                    System.err.println("pool gc: no fit for " + length + " after " + (System.nanoTime() - now) / 1000
+                            + " us, lent " + (lentBefore >> 20) + " -> " + (lentBytes >> 20) + " MiB, interval "
+                            + gcInterval / 1000 + " us, " + stats());
+                }
                 if (lentBytes == lentBefore) {
+                    backoffs++;
                     // Nothing came back: the application holds its buffers (or explicit GC is off).
                     gcInterval = Math.min(gcInterval * 2, TimeUnit.SECONDS.toNanos(1));
                 }

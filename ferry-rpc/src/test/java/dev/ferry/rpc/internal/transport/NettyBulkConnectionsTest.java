@@ -148,6 +148,20 @@ class NettyBulkConnectionsTest {
         assertThat(NettyTransport.bulkOf(client).activeLanes()).isEmpty();
     }
 
+    @Test
+    void withoutBulkConnectionsOnTheOpeningSideOffersAreIgnored() throws Exception {
+        Events server = new Events();
+        String address = start(settings(CONNECTIONS), server);
+        Connection client = start(settings(1), new Events(), address);
+        byte[] body = randomBytes(12 * MIB, 9);
+        for (int i = 0; i < 3; i++) {
+            client.send(message(i, body, CallHeaders.empty()), e -> { });
+            assertThat(bytesOf(server.next().inBand())).isEqualTo(body);
+        }
+        assertThat(client.isActive()).isTrue();
+        assertThat(NettyTransport.bulkOf(client)).isNull();
+    }
+
     /** A client connected to a server, both with bulk connections, the lanes open. */
     private Pair connectedWithLanes() throws Exception {
         Events server = new Events();
