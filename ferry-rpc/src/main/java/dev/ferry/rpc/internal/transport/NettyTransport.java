@@ -79,6 +79,14 @@ import java.util.function.Consumer;
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
  *
+ * <h2>Bulk connections</h2>
+ * With {@code bulkConnections} N &gt; 1 (both sides), every TCP connection is the main connection of
+ * a {@link BulkGroup}: the accepting side offers a second listening port, the opening side opens
+ * N − 1 more connections to it when large messages start to flow (either way), each on an event
+ * loop of a group of their own, and large unordered messages are spread over all N
+ * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
+ * reported to the listener, and fail only the large messages in flight on them.
+ *
  * <pre>
  *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
@@ -89,13 +97,7 @@ public final class NettyTransport implements Transport {
     private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
     private static final AttributeKey<NettyConnection> CONNECTION = AttributeKey.valueOf("ferry.connection");
     /** Channel write buffer: writes stop above the high mark and resume below the low one. */
-    static final WriteBufferWaterMark WATER_MARK = waterMark();
-    static final int TCP_BUF = Integer.parseInt(System.getenv().getOrDefault("FERRY_X_TCP_BUF_KIB", "0")) << 10;
-
-    private static WriteBufferWaterMark waterMark() {
-        int high = Integer.parseInt(System.getenv().getOrDefault("FERRY_X_WATER_KIB", "4096")) << 10;
-        return new WriteBufferWaterMark(high / 2, high);
-    }
+    static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(2 << 20, 4 << 20);
     /**
      * Socket buffers of a Unix socket (the kernel caps them at net.core.wmem_max/rmem_max, 4 MiB on the
      * benchmark VM). The default (~208 KiB) limits how much one write moves: a C sender with 1 MiB
@@ -203,8 +205,6 @@ public final class NettyTransport implements Transport {
                 .channel(serverChannelType)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                .childOption(ChannelOption.SO_SNDBUF, TCP_BUF > 0 ? TCP_BUF : null)
-                .childOption(ChannelOption.SO_RCVBUF, TCP_BUF > 0 ? TCP_BUF : null)
                 .childHandler(new Initializer(true, "tcp"));
         try {
             serverChannel = bootstrap.bind(settings.bindHost(), settings.bindPort()).sync().channel();
@@ -329,8 +329,6 @@ public final class NettyTransport implements Transport {
         Bootstrap bootstrap = new Bootstrap()
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.SO_SNDBUF, TCP_BUF > 0 ? TCP_BUF : null)
-                .option(ChannelOption.SO_RCVBUF, TCP_BUF > 0 ? TCP_BUF : null)
                 .handler(new Initializer(false, "tcp"));
         open(bootstrap, InetSocketAddress.createUnresolved(peer.host(), peer.port()), address).whenComplete(
                 (connection, error) -> {
