@@ -71,8 +71,8 @@ import java.util.Objects;
  *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
  *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
  *       the application no longer references the buffer (found by the garbage collector). When no free
- *       memory fits and 64 MiB or more are lent (or the pool is full), the transport calls {@link System#gc()}
- *       rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
+ *       memory fits and a third of the pool (at least 64 MiB) or more is lent (or the pool is full), the
+ *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
  *       JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
  *       heaps where a full collection is costly); past the limit it uses a fresh buffer per message</td></tr>
  *   <tr><td>bulkConnections</td><td>1 ({@code FERRY_BULK_CONNECTIONS})</td><td>TCP connections per pair of workers
