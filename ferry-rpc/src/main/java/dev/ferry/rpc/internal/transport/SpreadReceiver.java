@@ -152,11 +152,6 @@ final class SpreadReceiver {
         return streams;
     }
 
-    /** Messages being received. */
-    int incompleteCount() {
-        return incoming.size();
-    }
-
     /** The group closed: drop everything (the buffers return to the pool once unreachable). */
     synchronized void clear() {
         incoming.clear();
