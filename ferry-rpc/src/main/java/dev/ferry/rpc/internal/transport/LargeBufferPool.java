@@ -251,7 +251,8 @@ final class LargeBufferPool {
         }
     }
 
-    private static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
+    /** A direct buffer over {@code size} bytes of {@code region} at {@code offset} that is its own root. */
+    static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
         try {
             return (ByteBuffer) CARRIER.invokeExact((Buffer) region, (long) offset, (long) size);
         } catch (Throwable e) {

@@ -1,0 +1,253 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.wire.SharedBuffers;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The shared-memory channel of one Unix-socket connection ({@link SharedMemory}): negotiates it and
+ * then carries large out-of-band buffers through it, in each direction on its own.
+ *
+ * <h2>Negotiation</h2>
+ * When the connection opens, each side announces its segment. The other side maps it (after the
+ * checks of {@link PeerSegment#map}) and accepts, or refuses; a sender uses its segment only once
+ * the peer accepted, so nothing is ever sent that the peer cannot read, and anything that fails
+ * leaves that direction on the socket (logged at debug level).
+ *
+ * <pre>
+ * control units (after the CONTROL byte, {@link SharedBuffers}):
+ *   ANNOUNCE  u8 1, int64 token, int64 size, u16 n, n bytes UTF-8 path
+ *   ACCEPT    u8 2, int64 token
+ *   REFUSE    u8 3, int64 token
+ *   RELEASE   u8 4, int32 count, count x int64 offset (ranges the receiver no longer uses)
+ * </pre>
+ *
+ * <h2>Trust</h2>
+ * Only workers with this worker's host id talk over Unix sockets, and a segment is mapped only if it
+ * belongs to this user. Still, nothing the peer says is taken on trust: a descriptor outside the
+ * peer's segment, a release of a range not lent on this connection, or a second announcement is a
+ * protocol error that closes this connection (and fails what was in flight on it), nothing more.
+ *
+ * <p>Thread-safe: {@link #take} on sending threads, {@link #queueRelease} on the reclaimer, the rest
+ * on the connection's event loop.
+ */
+final class SharedMemoryLink implements SharedBuffers {
+    private static final Logger log = LoggerFactory.getLogger(SharedMemoryLink.class);
+    static final int ANNOUNCE = 1;
+    static final int ACCEPT = 2;
+    static final int REFUSE = 3;
+    static final int RELEASE = 4;
+    /** Most releases in one unit. */
+    static final int MAX_RELEASES_PER_UNIT = 4096;
+
+    private final SharedMemory shared;
+    private final Channel channel;
+    private final ConcurrentLinkedQueue<Long> releases = new ConcurrentLinkedQueue<>();
+    private final AtomicBoolean flushDue = new AtomicBoolean();
+    /** The peer accepted this side's segment: large buffers may go through it. */
+    private volatile boolean sending;
+    /** The peer's segment, mapped: descriptors may refer to it. */
+    private volatile PeerSegment peer;
+    private volatile boolean closed;
+
+    SharedMemoryLink(SharedMemory shared, Channel channel) {
+        this.shared = shared;
+        this.channel = channel;
+    }
+
+    /** Whether either direction goes through shared memory. */
+    boolean isActive() {
+        return sending || peer != null;
+    }
+
+    /** Announces this side's segment once the channel is active, and notes when it closes. */
+    ChannelInboundHandlerAdapter handshake() {
+        return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelActive(ChannelHandlerContext ctx) {
+                announce();
+                ctx.fireChannelActive();
+            }
+
+            @Override
+            public void channelInactive(ChannelHandlerContext ctx) {
+                closed();
+                ctx.fireChannelInactive();
+            }
+        };
+    }
+
+    @Override
+    public int minBytes() {
+        return shared.settings().minBufferBytes();
+    }
+
+    @Override
+    public Range take(int length) {
+        if (!sending || closed) {
+            return null;
+        }
+        Range range = shared.own().take(length, this);
+        if (range == null) {
+            shared.fallbacks.increment();
+            return null;
+        }
+        shared.sentBuffers.increment();
+        shared.sentBytes.add(length);
+        return range;
+    }
+
+    @Override
+    public void untake(Range range) {
+        shared.own().release(range.offset(), this);
+    }
+
+    @Override
+    public ByteBuffer resolve(int where, long offset, int length) {
+        PeerSegment segment = peer;
+        if (where != 0) {
+            throw protocol("shared-memory descriptor refers to memory " + where + " (only 0, the sender's, exists)");
+        }
+        if (segment == null) {
+            throw protocol("shared-memory descriptor before the peer's segment was accepted");
+        }
+        if (offset < SharedSegment.HEADER_BYTES || length < 0 || offset > segment.size() - length) {
+            throw protocol("shared-memory descriptor [" + offset + ", +" + length + ") lies outside the peer's "
+                    + segment.size() + "-byte segment");
+        }
+        ByteBuffer carrier = LargeBufferPool.carrier(segment.memory(), (int) offset, length);
+        shared.track(carrier, this, segment, offset, length);
+        return carrier;
+    }
+
+    @Override
+    public void control(ByteBuf unit) {
+        int type = unit.readUnsignedByte();
+        switch (type) {
+            case ANNOUNCE -> onAnnounce(unit);
+            case ACCEPT, REFUSE -> {
+                long token = unit.readLong();
+                if (token != shared.own().token()) {
+                    throw protocol("shared-memory answer for another segment");
+                }
+                if (type == ACCEPT) {
+                    sending = true;
+                    log.debug("{}: peer mapped {}, large buffers go through shared memory", channel,
+                            shared.own().path());
+                } else {
+                    log.debug("{}: peer cannot map {}, large buffers go over the socket", channel, shared.own().path());
+                }
+            }
+            case RELEASE -> onRelease(unit);
+            default -> throw protocol("unknown shared-memory control unit " + type);
+        }
+    }
+
+    private void announce() {
+        byte[] path = shared.own().path().toString().getBytes(StandardCharsets.UTF_8);
+        ByteBuf unit = channel.alloc().buffer(4 + 2 + 8 + 8 + 2 + path.length);
+        unit.writeInt(2 + 8 + 8 + 2 + path.length);
+        unit.writeByte(CONTROL).writeByte(ANNOUNCE);
+        unit.writeLong(shared.own().token()).writeLong(shared.own().size());
+        unit.writeShort(path.length).writeBytes(path);
+        channel.writeAndFlush(unit, channel.voidPromise());
+    }
+
+    private void onAnnounce(ByteBuf unit) {
+        long token = unit.readLong();
+        long size = unit.readLong();
+        int length = unit.readUnsignedShort();
+        String path = unit.readCharSequence(length, StandardCharsets.UTF_8).toString();
+        if (peer != null) {
+            throw protocol("peer announced a second shared-memory segment");
+        }
+        boolean accepted;
+        try {
+            peer = shared.mapPeer(path, size, token);
+            accepted = true;
+        } catch (IOException | RuntimeException e) {
+            log.debug("{}: cannot map the peer's segment {}, it sends over the socket: {}", channel, path, e.toString());
+            accepted = false;
+        }
+        ByteBuf answer = channel.alloc().buffer(4 + 2 + 8);
+        answer.writeInt(2 + 8).writeByte(CONTROL).writeByte(accepted ? ACCEPT : REFUSE).writeLong(token);
+        channel.writeAndFlush(answer, channel.voidPromise());
+    }
+
+    private void onRelease(ByteBuf unit) {
+        int count = unit.readInt();
+        if (count < 0 || count > unit.readableBytes() / 8) {
+            throw protocol("bad shared-memory release count " + count);
+        }
+        for (int i = 0; i < count; i++) {
+            long offset = unit.readLong();
+            if (!shared.own().release(offset, this)) {
+                throw protocol("peer released shared-memory range " + offset + ", which is not lent to it");
+            }
+        }
+        shared.releasesReceived.add(count);
+    }
+
+    /** A view of the peer's memory became unreachable; false if the connection is gone. */
+    boolean queueRelease(long offset) {
+        if (closed) {
+            return false;
+        }
+        releases.add(offset);
+        return true;
+    }
+
+    /** Sends the queued releases (on the event loop). */
+    void flushReleases() {
+        if (closed || !flushDue.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            channel.eventLoop().execute(this::writeReleases);
+        } catch (RejectedExecutionException e) {
+            flushDue.set(false);
+        }
+    }
+
+    private void writeReleases() {
+        flushDue.set(false);
+        while (!releases.isEmpty() && channel.isActive()) {
+            int count = Math.min(releases.size(), MAX_RELEASES_PER_UNIT);
+            ByteBuf unit = channel.alloc().buffer(4 + 2 + 4 + 8 * count);
+            unit.writeInt(2 + 4 + 8 * count).writeByte(CONTROL).writeByte(RELEASE).writeInt(count);
+            int written = 0;
+            Long offset;
+            while (written < count && (offset = releases.poll()) != null) {
+                unit.writeLong(offset);
+                written++;
+            }
+            unit.setInt(0, 2 + 4 + 8 * written).setInt(4 + 2, written);
+            unit.writerIndex(4 + 2 + 4 + 8 * written);
+            shared.releasesSent.add(written);
+            channel.writeAndFlush(unit, channel.voidPromise());
+        }
+    }
+
+    private void closed() {
+        closed = true;
+        sending = false;
+        releases.clear();
+        shared.own().strand(this);
+    }
+
+    private static RpcException protocol(String message) {
+        return new RpcException(RpcException.Code.PROTOCOL_ERROR, message);
+    }
+}

@@ -1,0 +1,179 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.internal.wire.SharedBuffers;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * This worker's shared-memory segment: a file in a memory file system ({@code /dev/shm}), mode
+ * 0600, sparse (it costs memory only where used), mapped once, that same-host peers map too. Large
+ * out-of-band buffers sent to them are copied into ranges of it, which stay lent to the connection
+ * until the peer releases them (it does when the application no longer references its view).
+ *
+ * <pre>
+ * offset 0:            int64 token (random; a peer checks it to know it mapped the file meant)
+ * offset HEADER_BYTES: ranges, lent first fit in GRANULE units
+ * </pre>
+ *
+ * <p>A range lent on a connection that closes is never reused (the peer's application may still
+ * read its view), so a segment can run out after many broken connections; then buffers travel over
+ * the socket. The file is deleted at {@link #close} (and at JVM exit, should close not run); peers'
+ * mappings keep its memory until they drop them.
+ *
+ * <p>Thread-safe.
+ */
+final class SharedSegment {
+    /** Ranges are lent in whole units of this. */
+    static final int GRANULE = 64 << 10;
+    /** The header before the first range. */
+    static final int HEADER_BYTES = GRANULE;
+    /** Largest segment (a mapped buffer is indexed by int). */
+    static final long MAX_BYTES = (long) Integer.MAX_VALUE - GRANULE + 1;
+
+    private final Path path;
+    private final MappedByteBuffer memory;
+    private final long token;
+    // Under this.
+    private final TreeMap<Integer, Integer> free = new TreeMap<>();
+    private final Map<Integer, Lease> lent = new HashMap<>();
+    private long lentBytes;
+    private long strandedBytes;
+
+    private SharedSegment(Path path, MappedByteBuffer memory, long token) {
+        this.path = path;
+        this.memory = memory;
+        this.token = token;
+        free.put(HEADER_BYTES, memory.capacity() - HEADER_BYTES);
+    }
+
+    /** Creates and maps a segment of {@code dataBytes} (rounded to granules) in {@code dir}. */
+    static SharedSegment create(Path dir, long dataBytes) throws IOException {
+        long data = Math.min((dataBytes + GRANULE - 1) / GRANULE * GRANULE, MAX_BYTES - HEADER_BYTES);
+        long size = HEADER_BYTES + data;
+        SecureRandom random = new SecureRandom();
+        Path path = dir.resolve("ferry-" + ProcessHandle.current().pid() + "-"
+                + Long.toHexString(random.nextLong() & Long.MAX_VALUE) + ".shm");
+        Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        path.toFile().deleteOnExit();
+        try (FileChannel file = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            // Sized by writing its last byte: the file stays sparse, pages come as ranges are used.
+            file.write(ByteBuffer.wrap(new byte[1]), size - 1);
+            MappedByteBuffer memory = file.map(FileChannel.MapMode.READ_WRITE, 0, size);
+            long token = random.nextLong();
+            memory.putLong(0, token);
+            return new SharedSegment(path, memory, token);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(path);
+            throw e;
+        }
+    }
+
+    Path path() {
+        return path;
+    }
+
+    long token() {
+        return token;
+    }
+
+    /** Bytes of the file, header included. */
+    long size() {
+        return memory.capacity();
+    }
+
+    /** Lends a range of {@code length} bytes to {@code owner} (a connection); null if none is free. */
+    synchronized SharedBuffers.Range take(int length, Object owner) {
+        int units = (int) (((long) length + GRANULE - 1) / GRANULE);
+        long rangeLength = (long) units * GRANULE;
+        for (Map.Entry<Integer, Integer> range : free.entrySet()) {
+            if (range.getValue() >= rangeLength) {
+                int offset = range.getKey();
+                free.remove(offset);
+                if (range.getValue() > rangeLength) {
+                    free.put(offset + (int) rangeLength, range.getValue() - (int) rangeLength);
+                }
+                lent.put(offset, new Lease((int) rangeLength, owner));
+                lentBytes += rangeLength;
+                return new SharedBuffers.Range(offset, memory.slice(offset, length));
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Gives back the range at {@code offset} if it is lent to {@code owner}; false (and nothing
+     * changes) otherwise.
+     */
+    synchronized boolean release(long offset, Object owner) {
+        if (offset < HEADER_BYTES || offset >= memory.capacity()) {
+            return false;
+        }
+        Lease lease = lent.get((int) offset);
+        if (lease == null || lease.owner != owner) {
+            return false;
+        }
+        lent.remove((int) offset);
+        lentBytes -= lease.length;
+        free((int) offset, lease.length);
+        return true;
+    }
+
+    /** {@code owner}'s connection closed: its ranges stay lent for good (the peer may still read them). */
+    synchronized void strand(Object owner) {
+        for (Lease lease : lent.values()) {
+            if (lease.owner == owner) {
+                lease.owner = null;
+                strandedBytes += lease.length;
+            }
+        }
+    }
+
+    synchronized long lentBytes() {
+        return lentBytes;
+    }
+
+    synchronized long strandedBytes() {
+        return strandedBytes;
+    }
+
+    /** Deletes the file; the mapping goes when the garbage collector drops it. */
+    void close() throws IOException {
+        Files.deleteIfExists(path);
+    }
+
+    private void free(int offset, int length) {
+        Map.Entry<Integer, Integer> before = free.floorEntry(offset);
+        if (before != null && before.getKey() + before.getValue() == offset) {
+            offset = before.getKey();
+            length += before.getValue();
+            free.remove(before.getKey());
+        }
+        Integer after = free.get(offset + length);
+        if (after != null) {
+            free.remove(offset + length);
+            length += after;
+        }
+        free.put(offset, length);
+    }
+
+    private static final class Lease {
+        final int length;
+        Object owner;
+
+        Lease(int length, Object owner) {
+            this.length = length;
+            this.owner = owner;
+        }
+    }
+}
