@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *   ACCEPT    u8 2, int64 token
  *   REFUSE    u8 3, int64 token
  *   RELEASE   u8 4, int32 count, count x int64 offset (ranges the receiver no longer uses)
+ *   PRESSURE  u8 5 (the sender would rather reuse ranges than touch fresh memory: collect soon)
  * </pre>
  *
  * <h2>Trust</h2>
@@ -49,6 +50,7 @@ final class SharedMemoryLink implements SharedBuffers {
     static final int ACCEPT = 2;
     static final int REFUSE = 3;
     static final int RELEASE = 4;
+    static final int PRESSURE = 5;
     /** Most releases in one unit. */
     static final int MAX_RELEASES_PER_UNIT = 4096;
 
@@ -61,6 +63,7 @@ final class SharedMemoryLink implements SharedBuffers {
     /** The peer's segment, mapped: descriptors may refer to it. */
     private volatile PeerSegment peer;
     private volatile boolean closed;
+    private volatile long lastPressure = System.nanoTime() - SharedMemory.MIN_GC_INTERVAL_NANOS;
 
     SharedMemoryLink(SharedMemory shared, Channel channel) {
         this.shared = shared;
@@ -99,14 +102,20 @@ final class SharedMemoryLink implements SharedBuffers {
         if (!sending || closed) {
             return null;
         }
-        Range range = shared.own().take(length, this);
-        if (range == null) {
+        SharedSegment.Taken taken = shared.own().take(length, this);
+        if (taken == null) {
             shared.fallbacks.increment();
+            askToCollect();
             return null;
+        }
+        // Fresh pages cost a fault and zeroing each (~0.5 ms per MiB, twice: here and in the peer's
+        // mapping); when much is lent, ranges the peer's collector would find are worth more.
+        if (taken.fresh() && taken.lentBefore() >= Math.max(SharedMemory.PRESSURE_LENT_BYTES, 8L * length)) {
+            askToCollect();
         }
         shared.sentBuffers.increment();
         shared.sentBytes.add(length);
-        return range;
+        return taken.range();
     }
 
     @Override
@@ -151,6 +160,7 @@ final class SharedMemoryLink implements SharedBuffers {
                 }
             }
             case RELEASE -> onRelease(unit);
+            case PRESSURE -> shared.collectSoon();
             default -> throw protocol("unknown shared-memory control unit " + type);
         }
     }
@@ -198,6 +208,18 @@ final class SharedMemoryLink implements SharedBuffers {
             }
         }
         shared.releasesReceived.add(count);
+    }
+
+    /** Asks the peer to look for unreachable views soon (at most every few milliseconds). */
+    private void askToCollect() {
+        long now = System.nanoTime();
+        if (now - lastPressure < SharedMemory.MIN_GC_INTERVAL_NANOS || !shared.settings().collect()) {
+            return;
+        }
+        lastPressure = now;
+        ByteBuf unit = channel.alloc().buffer(4 + 2);
+        unit.writeInt(2).writeByte(CONTROL).writeByte(PRESSURE);
+        channel.writeAndFlush(unit, channel.voidPromise());
     }
 
     /** A view of the peer's memory became unreachable; false if the connection is gone. */

@@ -49,6 +49,8 @@ final class SharedSegment {
     private final Map<Integer, Lease> lent = new HashMap<>();
     private long lentBytes;
     private long strandedBytes;
+    /** End of the part of the segment ever lent: pages past it were never touched (fresh memory). */
+    private int touched = HEADER_BYTES;
 
     private SharedSegment(Path path, MappedByteBuffer memory, long token) {
         this.path = path;
@@ -92,8 +94,12 @@ final class SharedSegment {
         return memory.capacity();
     }
 
+    /** A lent range, and whether it reaches into memory never used before (fresh pages cost a fault each). */
+    record Taken(SharedBuffers.Range range, boolean fresh, long lentBefore) {
+    }
+
     /** Lends a range of {@code length} bytes to {@code owner} (a connection); null if none is free. */
-    synchronized SharedBuffers.Range take(int length, Object owner) {
+    synchronized Taken take(int length, Object owner) {
         int units = (int) (((long) length + GRANULE - 1) / GRANULE);
         long rangeLength = (long) units * GRANULE;
         for (Map.Entry<Integer, Integer> range : free.entrySet()) {
@@ -104,8 +110,11 @@ final class SharedSegment {
                     free.put(offset + (int) rangeLength, range.getValue() - (int) rangeLength);
                 }
                 lent.put(offset, new Lease((int) rangeLength, owner));
+                long before = lentBytes;
                 lentBytes += rangeLength;
-                return new SharedBuffers.Range(offset, memory.slice(offset, length));
+                boolean fresh = offset + rangeLength > touched;
+                touched = (int) Math.max(touched, offset + rangeLength);
+                return new Taken(new SharedBuffers.Range(offset, memory.slice(offset, length)), fresh, before);
             }
         }
         return null;
