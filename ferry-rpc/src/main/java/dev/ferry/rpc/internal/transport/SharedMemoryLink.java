@@ -172,7 +172,7 @@ final class SharedMemoryLink implements SharedBuffers {
         unit.writeByte(CONTROL).writeByte(ANNOUNCE);
         unit.writeLong(shared.own().token()).writeLong(shared.own().size());
         unit.writeShort(path.length).writeBytes(path);
-        channel.writeAndFlush(unit, channel.voidPromise());
+        write(unit);
     }
 
     private void onAnnounce(ByteBuf unit) {
@@ -193,7 +193,7 @@ final class SharedMemoryLink implements SharedBuffers {
         }
         ByteBuf answer = channel.alloc().buffer(4 + 2 + 8);
         answer.writeInt(2 + 8).writeByte(CONTROL).writeByte(accepted ? ACCEPT : REFUSE).writeLong(token);
-        channel.writeAndFlush(answer, channel.voidPromise());
+        write(answer);
     }
 
     private void onRelease(ByteBuf unit) {
@@ -219,7 +219,7 @@ final class SharedMemoryLink implements SharedBuffers {
         lastPressure = now;
         ByteBuf unit = channel.alloc().buffer(4 + 2);
         unit.writeInt(2).writeByte(CONTROL).writeByte(PRESSURE);
-        channel.writeAndFlush(unit, channel.voidPromise());
+        write(unit);
     }
 
     /** A view of the peer's memory became unreachable; false if the connection is gone. */
@@ -258,7 +258,7 @@ final class SharedMemoryLink implements SharedBuffers {
             unit.setInt(0, 2 + 4 + 8 * written).setInt(4 + 2, written);
             unit.writerIndex(4 + 2 + 4 + 8 * written);
             shared.releasesSent.add(written);
-            channel.writeAndFlush(unit, channel.voidPromise());
+            write(unit);
         }
     }
 
@@ -267,6 +267,14 @@ final class SharedMemoryLink implements SharedBuffers {
         sending = false;
         releases.clear();
         shared.own().strand(this);
+    }
+
+    /**
+     * Writes a control unit. Not with the void promise: a failed write (the peer closed) would then
+     * close this side before it read what the peer sent before closing.
+     */
+    private void write(ByteBuf unit) {
+        channel.writeAndFlush(unit);
     }
 
     private static RpcException protocol(String message) {
