@@ -26,6 +26,8 @@ final class PeerSegment {
     private final MappedByteBuffer memory;
     /** Bytes of views handed out and not yet known to be unreachable. */
     final AtomicLong outstanding = new AtomicLong();
+    /** Open connections using this mapping. */
+    final java.util.concurrent.atomic.AtomicInteger links = new java.util.concurrent.atomic.AtomicInteger();
 
     private PeerSegment(Path path, MappedByteBuffer memory) {
         this.path = path;

@@ -154,14 +154,25 @@ final class SharedMemory implements AutoCloseable {
     }
 
     /** Maps (or finds mapped) a peer's announced segment; throws with the reason if it may not. */
-    PeerSegment mapPeer(String path, long size, long token) throws IOException {
-        PeerSegment mapped = peers.get(path);
-        if (mapped != null && mapped.size() == size && mapped.memory().getLong(0) == token) {
-            return mapped;
+    synchronized PeerSegment mapPeer(String path, long size, long token) throws IOException {
+        String key = Path.of(path).normalize().toString();
+        PeerSegment mapped = peers.get(key);
+        if (mapped == null || mapped.size() != size || mapped.memory().getLong(0) != token) {
+            mapped = PeerSegment.map(key, size, token, own);
+            peers.put(key, mapped);
         }
-        PeerSegment peer = PeerSegment.map(path, size, token, own);
-        peers.put(path, peer);
-        return peer;
+        mapped.links.incrementAndGet();
+        return mapped;
+    }
+
+    /**
+     * A connection using {@code peer} closed: when it was the last, the mapping is forgotten (it
+     * goes when the application's views of it are unreachable).
+     */
+    synchronized void unmapPeer(PeerSegment peer) {
+        if (peer.links.decrementAndGet() == 0) {
+            peers.remove(peer.path().toString(), peer);
+        }
     }
 
     /**

@@ -267,6 +267,10 @@ final class SharedMemoryLink implements SharedBuffers {
         sending = false;
         releases.clear();
         shared.own().strand(this);
+        PeerSegment segment = peer;
+        if (segment != null) {
+            shared.unmapPeer(segment);
+        }
     }
 
     /**

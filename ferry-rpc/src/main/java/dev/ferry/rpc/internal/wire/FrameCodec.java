@@ -130,7 +130,8 @@ public final class FrameCodec {
         }
         List<BufferObject> buffers = message.payload().outOfBand();
         ByteBuffer[] referred = new ByteBuffer[buffers.size()];
-        SharedBuffers.Range[] placed = shared != null ? new SharedBuffers.Range[referred.length] : null;
+        SharedBuffers.Range[] placed = shared != null && !buffers.isEmpty()
+                ? new SharedBuffers.Range[referred.length] : null;
         long copied = size + 4;
         ByteBuf out = null;
         CompositeByteBuf frame = null;
@@ -261,8 +262,12 @@ public final class FrameCodec {
     private static InboundMessage decode(ByteBuf frame, boolean owned, SharedBuffers shared) {
         try {
             int version = frame.readUnsignedByte();
-            if (version == SharedBuffers.CONTROL && shared != null) {
-                shared.control(frame);
+            if (version == SharedBuffers.CONTROL) {
+                // Without a channel of its own, a worker ignores the peer's offers: it then never
+                // gets an acceptance, so it never sends descriptors.
+                if (shared != null) {
+                    shared.control(frame);
+                }
                 return null;
             }
             if (version != VERSION) {

@@ -174,6 +174,29 @@ class SharedMemoryTransportTest {
     }
 
     @Test
+    void aPeerWithoutSharedMemoryIgnoresTheOfferAndBothUseTheSocket() throws Exception {
+        Recorder serverEvents = new Recorder();
+        Recorder clientEvents = new Recorder();
+        NettyTransport server = transport(SharedMemory.Settings.OFF);
+        String address = server.start(serverEvents);
+        NettyTransport client = transport(new SharedMemory.Settings(8L * MIB, 256 << 10, true, SHM));
+        client.start(clientEvents);
+        Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
+        Connection accepted = serverEvents.accepted();
+        for (int i = 0; i < 2; i++) {
+            ByteBuffer sent = pattern(ByteBuffer.allocateDirect(2 * MIB), i);
+            toServer.send(call(50 + i, sent), sendFailures::add);
+            assertThat(decode(serverEvents.message())).isEqualTo(sent.clear());
+            accepted.send(new OutboundMessage(MessageKind.REPLY, 50 + i, CallHeaders.empty(), codec.encode(sent)),
+                    sendFailures::add);
+            assertThat(decode(clientEvents.message())).isEqualTo(sent.clear());
+        }
+        assertThat(client.sharedMemory().sentBuffers.sum()).isZero();
+        assertThat(toServer.kind()).isEqualTo("uds");
+        assertThat(toServer.isActive()).isTrue();
+    }
+
+    @Test
     void noSegmentFileOutlivesItsTransport() throws Exception {
         Pair pair = pair(8L * MIB, true);
         Path clientFile = pair.client.sharedMemory().own().path();
