@@ -203,8 +203,10 @@ final class SharedMemoryLink implements SharedBuffers {
         }
         for (int i = 0; i < count; i++) {
             long offset = unit.readLong();
-            if (!shared.own().release(offset, this)) {
-                throw protocol("peer released shared-memory range " + offset + ", which is not lent to it");
+            String whyNot = shared.own().releaseOrWhyNot(offset, this);
+            if (whyNot != null) {
+                throw protocol("peer released shared-memory range " + offset + ", which is not lent to it (" + whyNot
+                        + ")");
             }
         }
         shared.releasesReceived.add(count);

@@ -103,11 +103,13 @@ final class SharedSegment {
         int units = (int) (((long) length + GRANULE - 1) / GRANULE);
         long rangeLength = (long) units * GRANULE;
         for (Map.Entry<Integer, Integer> range : free.entrySet()) {
-            if (range.getValue() >= rangeLength) {
+            int size = range.getValue();
+            if (size >= rangeLength) {
                 int offset = range.getKey();
+                // Read before removing: TreeMap may reuse the removed entry for its successor.
                 free.remove(offset);
-                if (range.getValue() > rangeLength) {
-                    free.put(offset + (int) rangeLength, range.getValue() - (int) rangeLength);
+                if (size > rangeLength) {
+                    free.put(offset + (int) rangeLength, size - (int) rangeLength);
                 }
                 lent.put(offset, new Lease((int) rangeLength, owner));
                 long before = lentBytes;
@@ -125,17 +127,25 @@ final class SharedSegment {
      * changes) otherwise.
      */
     synchronized boolean release(long offset, Object owner) {
+        return releaseOrWhyNot(offset, owner) == null;
+    }
+
+    /** As {@link #release}; null when released, else why not (for the error message). */
+    synchronized String releaseOrWhyNot(long offset, Object owner) {
         if (offset < HEADER_BYTES || offset >= memory.capacity()) {
-            return false;
+            return "outside the segment";
         }
         Lease lease = lent.get((int) offset);
-        if (lease == null || lease.owner != owner) {
-            return false;
+        if (lease == null) {
+            return "not lent";
+        }
+        if (lease.owner != owner) {
+            return lease.owner == null ? "lent on a closed connection" : "lent on another connection";
         }
         lent.remove((int) offset);
         lentBytes -= lease.length;
         free((int) offset, lease.length);
-        return true;
+        return null;
     }
 
     /** {@code owner}'s connection closed: its ranges stay lent for good (the peer may still read them). */

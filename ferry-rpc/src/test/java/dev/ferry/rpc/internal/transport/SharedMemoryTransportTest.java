@@ -106,6 +106,22 @@ class SharedMemoryTransportTest {
     }
 
     @Test
+    void manyEchoesWithCollectionsKeepEveryRangeAccountedFor() throws Exception {
+        Pair pair = pair(24L * MIB, true);
+        ByteBuffer sent = pattern(ByteBuffer.allocateDirect(4 * MIB), 9);
+        for (int i = 0; i < 200; i++) {
+            pair.toServer.send(call(100 + i, sent), sendFailures::add);
+            Object got = decode(pair.serverEvents.message());
+            pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 100 + i, CallHeaders.empty(), codec.encode(got)),
+                    sendFailures::add);
+            assertThat(decode(pair.clientEvents.message())).isEqualTo(sent);
+        }
+        assertThat(pair.toServer.isActive()).isTrue();
+        assertThat(pair.serverEvents.closed).isEmpty();
+        assertThat(pair.clientEvents.closed).isEmpty();
+    }
+
+    @Test
     void aFullSegmentFallsBackToTheSocketAndLosesNothing() throws Exception {
         Pair pair = pair(2L * MIB, false);
         List<ByteBuffer> held = new ArrayList<>();
