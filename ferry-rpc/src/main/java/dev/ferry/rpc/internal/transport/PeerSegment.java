@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  */
 final class PeerSegment {
     private static final Pattern NAME = Pattern.compile("ferry-[0-9]+-[0-9a-f]+\\.shm");
+    /** A peer's open descriptor of its (unlinked) segment. */
+    private static final Pattern DESCRIPTOR = Pattern.compile("/proc/[0-9]+/fd/[0-9]+");
 
     private final Path path;
     private final MappedByteBuffer memory;
@@ -38,25 +40,31 @@ final class PeerSegment {
     static PeerSegment map(String announced, long size, long token, SharedSegment own) throws IOException {
         Path path = Path.of(announced).normalize();
         Path dir = own.path().getParent();
-        if (!path.isAbsolute() || !dir.equals(path.getParent()) || !NAME.matcher(path.getFileName().toString()).matches()) {
+        // Either the peer's descriptor (a link the kernel resolves to the unlinked file) or a file
+        // named like a segment in this worker's own segment directory; never a link otherwise.
+        boolean descriptor = DESCRIPTOR.matcher(announced).matches();
+        if (!descriptor && (!path.isAbsolute() || !dir.equals(path.getParent())
+                || !NAME.matcher(path.getFileName().toString()).matches())) {
             throw new IOException("not a segment in " + dir + ": " + announced);
         }
         if (size <= SharedSegment.HEADER_BYTES || size > SharedSegment.MAX_BYTES) {
             throw new IOException("bad segment size " + size);
         }
-        PosixFileAttributes attributes = Files.readAttributes(path, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        PosixFileAttributes mine = Files.readAttributes(own.path(), PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        LinkOption[] links = descriptor ? new LinkOption[0] : new LinkOption[] {LinkOption.NOFOLLOW_LINKS};
+        PosixFileAttributes attributes = Files.readAttributes(path, PosixFileAttributes.class, links);
         if (!attributes.isRegularFile() || attributes.size() != size) {
             throw new IOException(announced + " is not a regular file of " + size + " bytes");
         }
-        if (!attributes.owner().equals(mine.owner())
+        if (!attributes.owner().equals(own.owner())
                 || !EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE)
                 .containsAll(attributes.permissions())) {
             throw new IOException(announced + " belongs to another user or others may access it");
         }
         MappedByteBuffer memory;
-        try (FileChannel file = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE,
-                LinkOption.NOFOLLOW_LINKS)) {
+        java.util.Set<java.nio.file.OpenOption> options = new java.util.HashSet<>(
+                java.util.List.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
+        options.addAll(java.util.List.of(links));
+        try (FileChannel file = FileChannel.open(path, options)) {
             if (file.size() != size) {
                 throw new IOException(announced + " is not " + size + " bytes");
             }

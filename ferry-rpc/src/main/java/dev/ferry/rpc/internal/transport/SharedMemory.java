@@ -192,7 +192,7 @@ final class SharedMemory implements AutoCloseable {
     /** Debug info: counters and the segment. */
     Map<String, String> debugInfo() {
         Map<String, String> info = new LinkedHashMap<>();
-        info.put("transport.shm.segment", own.path() + " (" + (own.size() >> 20) + " MiB)");
+        info.put("transport.shm.segment", own.announced() + " (" + (own.size() >> 20) + " MiB)");
         info.put("transport.shm.sent_buffers", sentBuffers.toString());
         info.put("transport.shm.sent_bytes", sentBytes.toString());
         info.put("transport.shm.fallbacks", fallbacks.toString());

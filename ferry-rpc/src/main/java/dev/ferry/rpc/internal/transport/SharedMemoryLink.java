@@ -166,7 +166,7 @@ final class SharedMemoryLink implements SharedBuffers {
     }
 
     private void announce() {
-        byte[] path = shared.own().path().toString().getBytes(StandardCharsets.UTF_8);
+        byte[] path = shared.own().announced().getBytes(StandardCharsets.UTF_8);
         ByteBuf unit = channel.alloc().buffer(4 + 2 + 8 + 8 + 2 + path.length);
         unit.writeInt(2 + 8 + 8 + 2 + path.length);
         unit.writeByte(CONTROL).writeByte(ANNOUNCE);

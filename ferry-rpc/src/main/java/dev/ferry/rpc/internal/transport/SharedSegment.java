@@ -6,10 +6,13 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.Map;
@@ -28,8 +31,12 @@ import java.util.TreeMap;
  *
  * <p>A range lent on a connection that closes is never reused (the peer's application may still
  * read its view), so a segment can run out after many broken connections; then buffers travel over
- * the socket. The file is deleted at {@link #close} (and at JVM exit, should close not run); peers'
- * mappings keep its memory until they drop them.
+ * the socket.
+ *
+ * <p>The file is unlinked right after it is mapped, so nothing is left behind even when the process
+ * is killed: peers open it through this process's descriptor ({@code /proc/<pid>/fd/<n>}, kept open
+ * until {@link #close}), and its memory goes with the last mapping. Where that path cannot be found
+ * the file stays until {@link #close} (or JVM exit).
  *
  * <p>Thread-safe.
  */
@@ -42,6 +49,11 @@ final class SharedSegment {
     static final long MAX_BYTES = (long) Integer.MAX_VALUE - GRANULE + 1;
 
     private final Path path;
+    /** What peers open: {@code /proc/<pid>/fd/<fd>} once the file is unlinked, else its path. */
+    private final String announced;
+    /** Kept open while the segment lives: peers open the unlinked file through it. */
+    private final FileChannel file;
+    private final UserPrincipal owner;
     private final MappedByteBuffer memory;
     private final long token;
     // Under this.
@@ -52,8 +64,12 @@ final class SharedSegment {
     /** End of the part of the segment ever lent: pages past it were never touched (fresh memory). */
     private int touched = HEADER_BYTES;
 
-    private SharedSegment(Path path, MappedByteBuffer memory, long token) {
+    private SharedSegment(Path path, String announced, FileChannel file, UserPrincipal owner, MappedByteBuffer memory,
+                          long token) {
         this.path = path;
+        this.announced = announced;
+        this.file = file;
+        this.owner = owner;
         this.memory = memory;
         this.token = token;
         free.put(HEADER_BYTES, memory.capacity() - HEADER_BYTES);
@@ -67,18 +83,61 @@ final class SharedSegment {
         Path path = dir.resolve("ferry-" + ProcessHandle.current().pid() + "-"
                 + Long.toHexString(random.nextLong() & Long.MAX_VALUE) + ".shm");
         Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        path.toFile().deleteOnExit();
-        try (FileChannel file = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        FileChannel file = null;
+        try {
+            file = FileChannel.open(path, StandardOpenOption.READ, StandardOpenOption.WRITE);
             // Sized by writing its last byte: the file stays sparse, pages come as ranges are used.
             file.write(ByteBuffer.wrap(new byte[1]), size - 1);
             MappedByteBuffer memory = file.map(FileChannel.MapMode.READ_WRITE, 0, size);
             long token = random.nextLong();
             memory.putLong(0, token);
-            return new SharedSegment(path, memory, token);
+            UserPrincipal owner = Files.getOwner(path, LinkOption.NOFOLLOW_LINKS);
+            String announced = openDescriptorPath(path);
+            if (announced != null) {
+                // Nothing to leave behind, even if this process is killed: peers open it through our
+                // descriptor, and the memory goes with the last mapping.
+                Files.delete(path);
+            } else {
+                announced = path.toString();
+                path.toFile().deleteOnExit();
+            }
+            return new SharedSegment(path, announced, file, owner, memory, token);
         } catch (IOException | RuntimeException e) {
+            if (file != null) {
+                file.close();
+            }
             Files.deleteIfExists(path);
             throw e;
         }
+    }
+
+    /** {@code /proc/<pid>/fd/<n>} for this process's open descriptor of {@code path}, or null. */
+    private static String openDescriptorPath(Path path) {
+        Path fds = Path.of("/proc/self/fd");
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(fds)) {
+            for (Path entry : entries) {
+                try {
+                    if (Files.readSymbolicLink(entry).equals(path)) {
+                        return "/proc/" + ProcessHandle.current().pid() + "/fd/" + entry.getFileName();
+                    }
+                } catch (IOException | UnsupportedOperationException e) {
+                    // a descriptor closed meanwhile, or not a link: not ours
+                }
+            }
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+        return null;
+    }
+
+    /** What peers open to map this segment. */
+    String announced() {
+        return announced;
+    }
+
+    /** The user owning the segment (a peer's must be the same). */
+    UserPrincipal owner() {
+        return owner;
     }
 
     Path path() {
@@ -166,9 +225,13 @@ final class SharedSegment {
         return strandedBytes;
     }
 
-    /** Deletes the file; the mapping goes when the garbage collector drops it. */
+    /** Deletes the file (if not done at once); the mapping goes when the garbage collector drops it. */
     void close() throws IOException {
-        Files.deleteIfExists(path);
+        try {
+            file.close();
+        } finally {
+            Files.deleteIfExists(path);
+        }
     }
 
     private void free(int offset, int length) {

@@ -145,8 +145,8 @@ class SharedMemoryTransportTest {
         SharedSegment fake = SharedSegment.create(SHM, 2L * MIB);
         try (SocketChannel raw = SocketChannel.open(StandardProtocolFamily.UNIX)) {
             raw.connect(UnixDomainSocketAddress.of(socket));
-            write(raw, announce(fake));
-            awaitAccept(raw, fake.token());
+            write(raw, announce(fake.announced(), fake.token(), fake.size()));
+            assertThat(awaitAnswer(raw)).isEqualTo(SharedMemoryLink.ACCEPT);
             ByteBuffer frame = ByteBuffer.allocate(4 + 1 + 1 + 2 + 8 + 4 + 2 + 4 + 4 + 4 + SharedBuffers.DESCRIPTOR_BYTES);
             frame.putInt(frame.capacity() - 4).put((byte) 1).put((byte) MessageKind.CALL.code()).putShort((short) 0)
                     .putLong(99).putInt(2).putShort((short) 0).putInt(0).putInt(1)
@@ -168,24 +168,25 @@ class SharedMemoryTransportTest {
     }
 
     @Test
-    void aSegmentThePeerMayNotMapLeavesTheSocket() throws Exception {
-        Path elsewhere = Files.createTempDirectory("ferry-shm-test");
-        try {
-            Recorder serverEvents = new Recorder();
-            NettyTransport server = transport(new SharedMemory.Settings(8L * MIB, 256 << 10, false, elsewhere));
-            String address = server.start(serverEvents);
-            NettyTransport client = transport(new SharedMemory.Settings(8L * MIB, 256 << 10, false, SHM));
-            client.start(new Recorder());
-            Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
-            ByteBuffer sent = pattern(ByteBuffer.allocateDirect(2 * MIB), 5);
-            toServer.send(call(40, sent), sendFailures::add);
-            assertThat(decode(serverEvents.message())).isEqualTo(sent.clear());
-            assertThat(client.sharedMemory().sentBuffers.sum()).isZero();
-            assertThat(toServer.kind()).isEqualTo("uds");
+    void anAnnouncementThatDoesNotCheckOutIsRefusedAndTheConnectionGoesOn() throws Exception {
+        Pair pair = pair(8L * MIB, true);
+        String socket = NettyTransport.PeerAddress.parse(pair.serverAddress).socket();
+        SharedSegment fake = SharedSegment.create(SHM, 2L * MIB);
+        try (SocketChannel raw = SocketChannel.open(StandardProtocolFamily.UNIX)) {
+            raw.connect(UnixDomainSocketAddress.of(socket));
+            write(raw, announce(fake.announced(), fake.token() + 1, fake.size())); // not the file's token
+            assertThat(awaitAnswer(raw)).isEqualTo(SharedMemoryLink.REFUSE);
+            write(raw, announce("/etc/passwd", 1, 4096));
+            // Only one announcement per connection is looked at; the second is a protocol error only
+            // if the first was accepted, so this one is refused as well.
+            assertThat(awaitAnswer(raw)).isEqualTo(SharedMemoryLink.REFUSE);
+            ByteBuffer frame = ByteBuffer.allocate(4 + 1 + 1 + 2 + 8 + 4 + 2 + 4 + 4);
+            frame.putInt(frame.capacity() - 4).put((byte) 1).put((byte) MessageKind.CALL.code()).putShort((short) 0)
+                    .putLong(77).putInt(2).putShort((short) 0).putInt(0).putInt(0);
+            write(raw, frame.flip());
+            assertThat(pair.serverEvents.message().id()).isEqualTo(77);
         } finally {
-            transports.forEach(Transport::close);
-            transports.clear();
-            Files.deleteIfExists(elsewhere);
+            fake.close();
         }
     }
 
@@ -213,17 +214,19 @@ class SharedMemoryTransportTest {
     }
 
     @Test
-    void noSegmentFileOutlivesItsTransport() throws Exception {
+    void noSegmentFileOutlivesItsTransportEvenIfKilled() throws Exception {
         Pair pair = pair(8L * MIB, true);
-        Path clientFile = pair.client.sharedMemory().own().path();
-        Path serverFile = pair.server.sharedMemory().own().path();
-        assertThat(clientFile).exists();
-        assertThat(Files.getPosixFilePermissions(clientFile)).containsExactlyInAnyOrder(
+        SharedSegment segment = pair.client.sharedMemory().own();
+        // Unlinked at once (peers open it through the descriptor), so even a killed worker leaves nothing.
+        assertThat(segment.announced()).matches("/proc/[0-9]+/fd/[0-9]+");
+        assertThat(segment.path()).doesNotExist();
+        assertThat(Files.getPosixFilePermissions(Path.of(segment.announced()))).containsExactlyInAnyOrder(
                 java.nio.file.attribute.PosixFilePermission.OWNER_READ,
                 java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+        Path serverFile = pair.server.sharedMemory().own().path();
         transports.forEach(Transport::close);
         transports.clear();
-        assertThat(clientFile).doesNotExist();
+        assertThat(segment.path()).doesNotExist();
         assertThat(serverFile).doesNotExist();
     }
 
@@ -292,11 +295,11 @@ class SharedMemoryTransportTest {
         }
     }
 
-    private static ByteBuffer announce(SharedSegment segment) {
-        byte[] path = segment.path().toString().getBytes(StandardCharsets.UTF_8);
+    private static ByteBuffer announce(String announced, long token, long size) {
+        byte[] path = announced.getBytes(StandardCharsets.UTF_8);
         ByteBuffer unit = ByteBuffer.allocate(4 + 2 + 8 + 8 + 2 + path.length);
         unit.putInt(unit.capacity() - 4).put((byte) SharedBuffers.CONTROL).put((byte) SharedMemoryLink.ANNOUNCE)
-                .putLong(segment.token()).putLong(segment.size()).putShort((short) path.length).put(path);
+                .putLong(token).putLong(size).putShort((short) path.length).put(path);
         return unit.flip();
     }
 
@@ -306,14 +309,14 @@ class SharedMemoryTransportTest {
         }
     }
 
-    /** Reads units until the server accepts {@code token} (its own announcement comes first). */
-    private static void awaitAccept(SocketChannel channel, long token) throws IOException {
+    /** Reads units until the server answers an announcement (its own announcement comes first): the answer's type. */
+    private static int awaitAnswer(SocketChannel channel) throws IOException {
         while (true) {
             ByteBuffer length = read(channel, 4);
             ByteBuffer unit = read(channel, length.getInt());
-            if ((unit.get(0) & 0xFF) == SharedBuffers.CONTROL && unit.get(1) == SharedMemoryLink.ACCEPT) {
-                assertThat(unit.getLong(2)).isEqualTo(token);
-                return;
+            if ((unit.get(0) & 0xFF) == SharedBuffers.CONTROL
+                    && (unit.get(1) == SharedMemoryLink.ACCEPT || unit.get(1) == SharedMemoryLink.REFUSE)) {
+                return unit.get(1);
             }
         }
     }
