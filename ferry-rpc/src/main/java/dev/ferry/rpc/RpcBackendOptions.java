@@ -83,7 +83,9 @@ import java.util.Objects;
  *       {@code transport.shm.*} counters). The segment is a sparse file in {@code /dev/shm} (mode 0600, deleted
  *       at shutdown) that costs memory only as far as it is used. A range comes back when the receiving
  *       application no longer references its view (found by the garbage collector; when a peer's views hold
- *       over half of its segment the receiver asks for a collection, as for {@code receiveBufferPoolBytes});
+ *       over half of its segment, or the sender would otherwise touch fresh memory while 64 MiB or more are
+ *       lent, the receiver asks for a collection, as for {@code receiveBufferPoolBytes}, and
+ *       {@code FERRY_RECEIVE_POOL_GC=0} turns that off too);
  *       while the segment is full, buffers travel over the socket. Negotiated per connection at connect time;
  *       anything that fails falls back to the socket</td></tr>
  * </table>
@@ -92,7 +94,10 @@ import java.util.Objects;
  * band is written to the socket from its own memory, not copied; do not change its contents until the
  * call's future completes (for a result: until it has been sent). Primitive arrays ({@code float[]}
  * ...) are copied once into direct memory on the way out and once out of the received buffer. So the
- * fastest form for large tensors is a direct {@code ByteBuffer}.
+ * fastest form for large tensors is a direct {@code ByteBuffer}. Between workers on one host (shared
+ * memory, see {@code sharedMemoryBytes}) buffers of 256 KiB or more are copied once into shared memory
+ * instead, and a received {@code ByteBuffer} is a view of the sender's segment: holding it keeps that
+ * range from being reused (the sender falls back to the socket when its segment is full).
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
  * connection, answers to its own calls included. A handler that waits on a nested call to the

@@ -77,8 +77,16 @@ import java.util.function.Consumer;
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
  *
+ * <h2>Shared memory</h2>
+ * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
+ * turn it off or the host cannot: then everything stays on the socket). Each Unix-socket connection
+ * negotiates it ({@link SharedMemoryLink}); from then on an out-of-band buffer of 256 KiB or more is
+ * copied once into the sender's segment and only a descriptor travels in the frame
+ * ({@link dev.ferry.rpc.internal.wire.SharedBuffers}); the receiver hands the application a view of
+ * the sender's memory. Such a connection's {@link Connection#kind()} is {@code uds+shm}.
+ *
  * <pre>
- *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
+ *   pipeline:  [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
  *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
  * </pre>

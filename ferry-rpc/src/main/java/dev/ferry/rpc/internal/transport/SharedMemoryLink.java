@@ -103,6 +103,10 @@ final class SharedMemoryLink implements SharedBuffers {
             return null;
         }
         SharedSegment.Taken taken = shared.own().take(length, this);
+        if (taken != null && closed) {
+            // Closed meanwhile: the frame may never go, and the peer never release the range.
+            shared.own().strand(this);
+        }
         if (taken == null) {
             shared.fallbacks.increment();
             askToCollect();

@@ -35,7 +35,10 @@ import java.util.function.IntFunction;
  * anything else is copied once into the frame. A stream transport sends a frame larger than
  * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages, and the
  * receiver assembles it in one direct buffer whose views the decoded message's buffers are
- * ({@link #decodeOwned}).
+ * ({@link #decodeOwned}). On a connection with a shared-memory channel ({@link SharedBuffers}), a
+ * large out-of-band buffer is copied into shared memory instead and its entry in the buffers section
+ * is a descriptor; that connection may also carry the channel's control units, which start with
+ * {@link SharedBuffers#CONTROL} where a frame has its version.
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
