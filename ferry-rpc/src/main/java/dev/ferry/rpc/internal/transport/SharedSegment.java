@@ -13,7 +13,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
-import java.security.SecureRandom;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -79,7 +78,8 @@ final class SharedSegment {
     static SharedSegment create(Path dir, long dataBytes) throws IOException {
         long data = Math.min((dataBytes + GRANULE - 1) / GRANULE * GRANULE, MAX_BYTES - HEADER_BYTES);
         long size = HEADER_BYTES + data;
-        SecureRandom random = new SecureRandom();
+        // Not a secret (the file is the user's own): the name must not collide, the token tell files apart.
+        java.util.random.RandomGenerator random = java.util.concurrent.ThreadLocalRandom.current();
         Path path = dir.resolve("ferry-" + ProcessHandle.current().pid() + "-"
                 + Long.toHexString(random.nextLong() & Long.MAX_VALUE) + ".shm");
         Files.createFile(path, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
