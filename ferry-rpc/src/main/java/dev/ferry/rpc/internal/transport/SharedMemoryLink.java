@@ -40,6 +40,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * belongs to this user. Still, nothing the peer says is taken on trust: a descriptor outside the
  * peer's segment, a release of a range not lent on this connection, or a second announcement is a
  * protocol error that closes this connection (and fails what was in flight on it), nothing more.
+ * What a same-user peer can still do is change or truncate its own file under our views (we would
+ * read changed bytes, or fault on truncated pages): the channel is for workers of one job and user.
  *
  * <p>Thread-safe: {@link #take} on sending threads, {@link #queueRelease} on the reclaimer, the rest
  * on the connection's event loop.
