@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.unix.Errors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,9 +78,23 @@ final class SharedMemoryLink implements SharedBuffers {
         return sending || peer != null;
     }
 
-    /** Announces this side's segment once the channel is active, and notes when it closes. */
+    /**
+     * Announces this side's segment once the channel is active, and notes when it closes. Also turns
+     * the channel's auto-close off: both sides now write on every connection (announcements and
+     * answers), and a write that fails because the peer has just closed (it sent its messages and
+     * left) would otherwise close this side at once, before it read what the peer sent first. With
+     * auto-close off Netty shuts the output down instead and the channel closes at the end of input.
+     * For the same reason a peer often closes with one of our control units unread, and the kernel
+     * then ends our input with ECONNRESET instead of end-of-file, after everything the peer sent:
+     * on a Unix socket that is an orderly close, and it is reported as one.
+     */
     ChannelInboundHandlerAdapter handshake() {
         return new ChannelInboundHandlerAdapter() {
+            @Override
+            public void handlerAdded(ChannelHandlerContext ctx) {
+                ctx.channel().config().setAutoClose(false);
+            }
+
             @Override
             public void channelActive(ChannelHandlerContext ctx) {
                 announce();
@@ -90,6 +105,16 @@ final class SharedMemoryLink implements SharedBuffers {
             public void channelInactive(ChannelHandlerContext ctx) {
                 closed();
                 ctx.fireChannelInactive();
+            }
+
+            @Override
+            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                if (cause instanceof Errors.NativeIoException e && e.expectedErr() == Errors.ERRNO_ECONNRESET_NEGATIVE) {
+                    log.debug("{}: peer closed with data of ours unread", ctx.channel());
+                    ctx.close();
+                    return;
+                }
+                ctx.fireExceptionCaught(cause);
             }
         };
     }

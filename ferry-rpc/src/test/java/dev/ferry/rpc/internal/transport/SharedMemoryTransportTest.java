@@ -122,6 +122,25 @@ class SharedMemoryTransportTest {
     }
 
     @Test
+    void aPeerThatSendsAndClosesAtOnceHasEverythingDelivered() throws Exception {
+        Pair pair = pair(8L * MIB, true);
+        for (int round = 0; round < 40; round++) {
+            // The server answers each announcement, maybe after the client closed: that failed write
+            // must not close the server's side before it read the client's messages.
+            Connection toServer = pair.client.connect(pair.serverAddress).get(10, TimeUnit.SECONDS);
+            pair.serverEvents.accepted();
+            for (int i = 0; i < 50; i++) {
+                toServer.send(call(i, "m" + i), sendFailures::add);
+            }
+            toServer.close();
+            for (int i = 0; i < 50; i++) {
+                assertThat(pair.serverEvents.message().id()).as("round %d", round).isEqualTo(i);
+            }
+            assertThat(pair.serverEvents.closedCause()).isInstanceOf(IllegalStateException.class); // no cause
+        }
+    }
+
+    @Test
     void aFullSegmentFallsBackToTheSocketAndLosesNothing() throws Exception {
         Pair pair = pair(2L * MIB, false);
         List<ByteBuffer> held = new ArrayList<>();
