@@ -103,6 +103,7 @@ final class SharedMemory implements AutoCloseable {
     final LongAdder releasesSent = new LongAdder();
     final LongAdder releasesReceived = new LongAdder();
     final LongAdder collections = new LongAdder();
+    final LongAdder pressuresSent = new LongAdder();
 
     private SharedMemory(Settings settings, SharedSegment own) {
         this.settings = settings;
@@ -203,6 +204,7 @@ final class SharedMemory implements AutoCloseable {
         info.put("transport.shm.releases_sent", releasesSent.toString());
         info.put("transport.shm.releases_received", releasesReceived.toString());
         info.put("transport.shm.collections", collections.toString());
+        info.put("transport.shm.pressures_sent", pressuresSent.toString());
         return info;
     }
 

@@ -250,6 +250,7 @@ final class SharedMemoryLink implements SharedBuffers {
             return;
         }
         lastPressure = now;
+        shared.pressuresSent.increment();
         ByteBuf unit = channel.alloc().buffer(4 + 2);
         unit.writeInt(2).writeByte(CONTROL).writeByte(PRESSURE);
         write(unit);

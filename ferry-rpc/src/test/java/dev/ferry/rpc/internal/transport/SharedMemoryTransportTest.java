@@ -141,6 +141,25 @@ class SharedMemoryTransportTest {
     }
 
     @Test
+    void aSenderAboutToTouchFreshMemoryWithMuchLentAsksThePeerToCollect() throws Exception {
+        Pair pair = pair(128L * MIB, true);
+        List<Object> held = new ArrayList<>(); // nothing comes back while the application holds it all
+        int count = (int) (SharedMemory.PRESSURE_LENT_BYTES / (MIB + SharedSegment.GRANULE)) + 2;
+        for (int i = 0; i < count; i++) {
+            pair.toServer.send(call(200 + i, pattern(ByteBuffer.allocateDirect(MIB), i)), sendFailures::add);
+            held.add(decode(pair.serverEvents.message()));
+        }
+        assertThat(pair.client.sharedMemory().pressuresSent.sum()).isEqualTo(1);
+        assertThat(pair.client.sharedMemory().fallbacks.sum()).isZero();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (pair.server.sharedMemory().collections.sum() == 0) {
+            assertThat(System.nanoTime()).as("the receiver collects within 10 s").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
+        assertThat(held).hasSize(count);
+    }
+
+    @Test
     void aFullSegmentFallsBackToTheSocketAndLosesNothing() throws Exception {
         Pair pair = pair(2L * MIB, false);
         List<ByteBuffer> held = new ArrayList<>();
