@@ -439,6 +439,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.state", state.name());
         info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
         info.put("agent.transport", transport.describe());
+        info.putAll(transport.debugInfo());
         // The first part of what the transport advertises (host:port); the rest (a same-host socket) apart.
         String advertised = String.valueOf(address);
         int extra = advertised.indexOf(';');

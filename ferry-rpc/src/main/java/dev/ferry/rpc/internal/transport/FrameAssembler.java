@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.SharedBuffers;
 import io.netty.buffer.ByteBuf;
 
 import java.nio.ByteBuffer;
@@ -33,6 +34,7 @@ final class FrameAssembler {
 
     private final long maxFrameBytes;
     private final LargeBufferPool pool;
+    private final SharedBuffers shared;
     private final Map<Integer, Partial> partials = new HashMap<>();
     /** The frame the chunk being read belongs to, or null between units. */
     private Partial current;
@@ -41,8 +43,14 @@ final class FrameAssembler {
     private int chunkLeft;
 
     FrameAssembler(long maxFrameBytes, LargeBufferPool pool) {
+        this(maxFrameBytes, pool, null);
+    }
+
+    /** @param shared the connection's shared-memory channel ({@link SharedMemoryLink}), or null */
+    FrameAssembler(long maxFrameBytes, LargeBufferPool pool, SharedBuffers shared) {
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
+        this.shared = shared;
     }
 
     /**
@@ -54,7 +62,7 @@ final class FrameAssembler {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "frame of " + unit.readableBytes()
                     + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
         }
-        return FrameCodec.decode(unit);
+        return FrameCodec.decode(unit, shared);
     }
 
     /**
@@ -125,7 +133,7 @@ final class FrameAssembler {
             return null;
         }
         partials.remove(currentStream);
-        return FrameCodec.decodeOwned(partial.bytes.clear());
+        return FrameCodec.decodeOwned(partial.bytes.clear(), shared);
     }
 
     /** Bytes of incomplete frames held. */

@@ -77,8 +77,16 @@ import java.util.function.Consumer;
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
  *
+ * <h2>Shared memory</h2>
+ * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
+ * turn it off or the host cannot: then everything stays on the socket). Each Unix-socket connection
+ * negotiates it ({@link SharedMemoryLink}); from then on an out-of-band buffer of 256 KiB or more is
+ * copied once into the sender's segment and only a descriptor travels in the frame
+ * ({@link dev.ferry.rpc.internal.wire.SharedBuffers}); the receiver hands the application a view of
+ * the sender's memory. Such a connection's {@link Connection#kind()} is {@code uds+shm}.
+ *
  * <pre>
- *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
+ *   pipeline:  [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
  *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
  * </pre>
@@ -135,6 +143,9 @@ public final class NettyTransport implements Transport {
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
     private volatile Path socketDir;
+    private final SharedMemory.Settings sharedMemorySettings;
+    /** Same-host large buffers (null: off, or not possible here); made with the Unix socket. */
+    private volatile SharedMemory sharedMemory;
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
         this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
@@ -142,7 +153,13 @@ public final class NettyTransport implements Transport {
     }
 
     public NettyTransport(Settings settings, ThreadFactory threads) {
+        this(settings, SharedMemory.Settings.OFF, threads);
+    }
+
+    /** A transport that, with {@code sharedMemory} enabled, also offers same-host peers a {@link SharedMemory} channel. */
+    NettyTransport(Settings settings, SharedMemory.Settings sharedMemory, ThreadFactory threads) {
         this.settings = settings;
+        this.sharedMemorySettings = sharedMemory;
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory()
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
@@ -198,6 +215,7 @@ public final class NettyTransport implements Transport {
                     .childHandler(new Initializer(true, "uds"))
                     .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
             channels.add(server);
+            sharedMemory = SharedMemory.create(sharedMemorySettings);
             return socket.toString();
         } catch (Exception e) {
             log.warn("cannot listen on a Unix domain socket, peers on this host will use TCP: {}", e.toString());
@@ -301,7 +319,23 @@ public final class NettyTransport implements Transport {
             }
             deleteSocketDir();
             receivePool.clear();
+            SharedMemory shm = sharedMemory;
+            if (shm != null) {
+                shm.close();
+            }
         }
+    }
+
+    /** Counters of the shared-memory channel, when there is one (empty otherwise). */
+    @Override
+    public java.util.Map<String, String> debugInfo() {
+        SharedMemory shm = sharedMemory;
+        return shm == null ? java.util.Map.of() : shm.debugInfo();
+    }
+
+    /** The shared-memory channel, or null: for tests. */
+    SharedMemory sharedMemory() {
+        return sharedMemory;
     }
 
     private void deleteSocketDir() {
@@ -356,13 +390,18 @@ public final class NettyTransport implements Transport {
 
         @Override
         protected void initChannel(Channel channel) {
-            NettyConnection connection = new NettyConnection(channel, kind);
+            SharedMemory shm = sharedMemory;
+            SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
+            NettyConnection connection = new NettyConnection(channel, kind, link);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
             long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.OVERHEAD;
-            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool);
+            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
+            if (link != null) {
+                channel.pipeline().addLast("shm", link.handshake());
+            }
             UnitReader units = new UnitReader(assembler, unitLimit, message -> listener.onMessage(connection, message));
             channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             channel.pipeline()
@@ -414,11 +453,13 @@ public final class NettyTransport implements Transport {
         private final Channel channel;
         private final String kind;
         private final OutboundQueue outbound;
+        private final SharedMemoryLink link;
         private volatile Object attachment;
 
-        NettyConnection(Channel channel, String kind) {
+        NettyConnection(Channel channel, String kind, SharedMemoryLink link) {
             this.channel = channel;
             this.kind = kind;
+            this.link = link;
             this.outbound = new OutboundQueue(channel, settings.sendQueueBytes());
         }
 
@@ -427,7 +468,7 @@ public final class NettyTransport implements Transport {
             if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
                 outbound.awaitRoom(settings.sendQueueTimeout());
             }
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire);
+            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
             outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
         }
 
@@ -448,7 +489,7 @@ public final class NettyTransport implements Transport {
 
         @Override
         public String kind() {
-            return kind;
+            return link != null && link.isActive() ? kind + "+shm" : kind;
         }
 
         @Override
