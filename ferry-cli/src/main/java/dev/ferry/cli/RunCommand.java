@@ -1,14 +1,17 @@
 package dev.ferry.cli;
 
+import dev.ferry.cli.launch.AotCache;
 import dev.ferry.cli.launch.ConsoleLineSink;
 import dev.ferry.cli.launch.GroupResult;
 import dev.ferry.cli.launch.WorkerGroup;
 import dev.ferry.cli.launch.WorkerGroupSpec;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -77,6 +80,14 @@ final class RunCommand implements Callable<Integer> {
       defaultValue = "5s",
       description = "How long stopping workers may take after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
   private Duration gracePeriod;
+
+  @Option(names = "--aot-cache", paramLabel = "DIR",
+      description = "Where workers' ahead-of-time caches (classes and method profiles, JDK 25+) are kept: the first "
+          + "run of a program trains one, later runs start warm (default: $FERRY_AOT_CACHE, else ~/.cache/ferry/aot).")
+  private Path aotCacheDir;
+
+  @Option(names = "--no-aot-cache", description = "Neither use nor train an ahead-of-time cache.")
+  private boolean noAotCache;
 
   @Option(names = "--no-prefix", description = "Forward worker output without the [rank] prefix.")
   private boolean noPrefix;
@@ -150,6 +161,10 @@ final class RunCommand implements Callable<Integer> {
       }
       if (classpath != null) {
         builder.classpath(classpath);
+      }
+      if (!noAotCache) {
+        Optional<Path> dir = aotCacheDir != null ? Optional.of(aotCacheDir) : AotCache.defaultDirectory();
+        dir.map(AotCache::in).filter(AotCache::supported).ifPresent(builder::aotCache);
       }
       return builder.build();
     } catch (IllegalArgumentException e) {

@@ -31,7 +31,7 @@ class FerryCliTest {
 
   /** {@code ferry run} with the test workers' class path and fast JVM options, then {@code args}. */
   private int run(String... args) {
-    List<String> all = new ArrayList<>(List.of("run", "--classpath", TestWorkers.classpath()));
+    List<String> all = new ArrayList<>(List.of("run", "--no-aot-cache", "--classpath", TestWorkers.classpath()));
     TestWorkers.FAST_JVM.forEach(option -> all.add("--jvm-arg=" + option));
     all.addAll(Arrays.asList(args));
     return ferry(all.toArray(String[]::new));

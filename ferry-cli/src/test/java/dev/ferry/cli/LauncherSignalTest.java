@@ -25,7 +25,7 @@ class LauncherSignalTest {
     command.add(JavaExecutable.current().toString());
     command.addAll(JvmFlags.defaults());
     command.addAll(List.of("-cp", System.getProperty("java.class.path"), FerryCli.class.getName(),
-        "run", "--nproc", "2", "--classpath", TestWorkers.classpath()));
+        "run", "--no-aot-cache", "--nproc", "2", "--classpath", TestWorkers.classpath()));
     TestWorkers.FAST_JVM.forEach(option -> command.add("--jvm-arg=" + option));
     command.add(Sleeper.class.getName());
     Process launcher = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.DISCARD).start();

@@ -46,6 +46,22 @@ class MultiProcessTest {
     }
 
     @Test
+    void largeBuffersBetweenProcessesOnOneHostGoThroughSharedMemory() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable()
+                && java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/shm")));
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(SharedMemoryEchoMain.class.getName(), 2, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).contains("0|RESULT intact 30", "0|RESULT transport uds+shm", "0|RESULT fallbacks 0");
+        // Both ways through shared memory: most calls (the first may precede the negotiation).
+        for (int rank = 0; rank < 2; rank++) {
+            String prefix = rank + "|RESULT shm-sent ";
+            assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(prefix)
+                    .satisfies(x -> assertThat(Integer.parseInt(x.substring(prefix.length()))).isGreaterThanOrEqualTo(29)));
+        }
+    }
+
+    @Test
     void aCrashedWorkerFailsCallsToItPromptlyAndTheOthersGoOn() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(CrashingWorkerMain.class.getName(), 3, lines);

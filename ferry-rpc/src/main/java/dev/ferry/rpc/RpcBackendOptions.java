@@ -72,8 +72,8 @@ import java.util.Objects;
  *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
  *       the application no longer references the buffer (found by the garbage collector). When no free
  *       memory fits and a third of the pool (at least 64 MiB) or more is lent (or the pool is full), the
- *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
- *       JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
+ *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while
+ *       collections return nothing; the JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
  *       heaps where a full collection is costly); past the limit it uses a fresh buffer per message</td></tr>
  *   <tr><td>bulkConnections</td><td>1 ({@code FERRY_BULK_CONNECTIONS})</td><td>TCP connections per pair of workers
  *       over which one large message (4 MiB or more, without headers) is spread, in contiguous parts, each
@@ -84,13 +84,29 @@ import java.util.Objects;
  *       the main connection and the others stay, and missing ones are opened again for a later message. Both
  *       workers need the option (the accepting one offers the connections). TCP only; Unix sockets always use one
  *       connection</td></tr>
+ *   <tr><td>sharedMemoryBytes</td><td>512 MiB ({@code FERRY_SHM_MIB}; {@code FERRY_SHM=0}: 0)</td><td>size of
+ *       this worker's shared-memory segment for same-host peers (with {@code unixSockets}; 0: off). Out-of-band
+ *       buffers of 256 KiB or more to a peer on this host are copied once into it and the peer reads them in
+ *       place: the receiver's {@code ByteBuffer} is a view of the sender's segment, one copy per direction
+ *       instead of a socket's two (TensorPipe's shm transport; debug info shows {@code uds+shm} per peer and
+ *       {@code transport.shm.*} counters). The segment is a sparse file in {@code /dev/shm} (mode 0600, deleted
+ *       at shutdown) that costs memory only as far as it is used. A range comes back when the receiving
+ *       application no longer references its view (found by the garbage collector; when a peer's views hold
+ *       over half of its segment, or the sender would otherwise touch fresh memory while 64 MiB or more are
+ *       lent, the receiver asks for a collection, as for {@code receiveBufferPoolBytes}, and
+ *       {@code FERRY_RECEIVE_POOL_GC=0} turns that off too);
+ *       while the segment is full, buffers travel over the socket. Negotiated per connection at connect time;
+ *       anything that fails falls back to the socket</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
  * band is written to the socket from its own memory, not copied; do not change its contents until the
  * call's future completes (for a result: until it has been sent). Primitive arrays ({@code float[]}
  * ...) are copied once into direct memory on the way out and once out of the received buffer. So the
- * fastest form for large tensors is a direct {@code ByteBuffer}.
+ * fastest form for large tensors is a direct {@code ByteBuffer}. Between workers on one host (shared
+ * memory, see {@code sharedMemoryBytes}) buffers of 256 KiB or more are copied once into shared memory
+ * instead, and a received {@code ByteBuffer} is a view of the sender's segment: holding it keeps that
+ * range from being reused (the sender falls back to the socket when its segment is full).
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
  * connection, answers to its own calls included. A handler that waits on a nested call to the
@@ -131,11 +147,13 @@ public final class RpcBackendOptions implements BackendOptions {
     private final Duration spinTime;
     private final long receiveBufferPoolBytes;
     private final int bulkConnections;
+    private final long sharedMemoryBytes;
 
     private RpcBackendOptions(Builder b) {
         this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
+        this.sharedMemoryBytes = b.sharedMemoryBytes;
         this.unixSockets = b.unixSockets;
         this.hostId = b.hostId;
         this.sendQueueBytes = b.sendQueueBytes;
@@ -276,6 +294,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return bulkConnections;
     }
 
+    /** Size of the shared-memory segment for same-host peers; 0: no shared memory. */
+    public long sharedMemoryBytes() {
+        return sharedMemoryBytes;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -308,6 +331,9 @@ public final class RpcBackendOptions implements BackendOptions {
         private long maxQueuedRequestBytes = 256L << 20;
         private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
         private int bulkConnections = Math.max(1, Math.min(MAX_BULK_CONNECTIONS, envInt("FERRY_BULK_CONNECTIONS", 1)));
+        private long sharedMemoryBytes = "0".equals(System.getenv("FERRY_SHM"))
+                || "false".equalsIgnoreCase(System.getenv("FERRY_SHM")) ? 0
+                : (long) Math.max(0, envInt("FERRY_SHM_MIB", 512)) << 20;
 
         private Builder() {
         }
@@ -336,6 +362,7 @@ public final class RpcBackendOptions implements BackendOptions {
             spinTime = o.spinTime;
             receiveBufferPoolBytes = o.receiveBufferPoolBytes;
             bulkConnections = o.bulkConnections;
+            sharedMemoryBytes = o.sharedMemoryBytes;
         }
 
         private static int envInt(String name, int fallback) {
@@ -515,6 +542,18 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("bulkConnections must be between 1 and " + MAX_BULK_CONNECTIONS + ", got " + value);
             }
             this.bulkConnections = value;
+            return this;
+        }
+
+        /**
+         * Size of the shared-memory segment for same-host peers (at most 2 GiB); 0 turns shared
+         * memory off (see the table above).
+         */
+        public Builder sharedMemoryBytes(long value) {
+            if (value < 0 || value > (2L << 30)) {
+                throw invalid("sharedMemoryBytes must be between 0 and 2 GiB, got " + value);
+            }
+            this.sharedMemoryBytes = value;
             return this;
         }
 

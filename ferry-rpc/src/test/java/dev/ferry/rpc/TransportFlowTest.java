@@ -112,9 +112,43 @@ class TransportFlowTest {
         }
     }
 
+    private static final boolean SHM_AVAILABLE = java.nio.file.Files.isDirectory(java.nio.file.Path.of("/dev/shm"))
+            && java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/shm"));
+
+    @Test
+    void largeBuffersBetweenPeersOnThisHostGoThroughSharedMemory() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Epoll.isAvailable() && SHM_AVAILABLE);
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true))) {
+            java.nio.ByteBuffer sent = java.nio.ByteBuffer.allocateDirect(3 << 20);
+            for (int i = 0; sent.hasRemaining(); i++) {
+                sent.put((byte) (i * 13));
+            }
+            sent.flip();
+            // A first round trip negotiates shared memory both ways (before it, buffers take the socket).
+            cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
+            for (int call = 0; call < 3; call++) {
+                Object back = cluster.agent(0).rpcSync("worker1", Ops::identity, sent);
+                assertThat(back).isEqualTo(sent).isNotSameAs(sent);
+            }
+            // Three buffers each way through shared memory, none over the socket.
+            for (int rank = 0; rank < 2; rank++) {
+                java.util.Map<String, String> info = cluster.agent(rank).getDebugInfo();
+                assertThat(info).containsEntry("transport.shm.sent_buffers", "3")
+                        .containsEntry("transport.shm.received_buffers", "3")
+                        .containsEntry("transport.shm.fallbacks", "0");
+            }
+        }
+    }
+
     @Test
     void peersOnThisHostUseAUnixSocketWhenEnabledElseTcp() {
         try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true))) {
+            cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
+            // One round trip negotiates shared memory for large buffers (on by default).
+            assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
+                    .isEqualTo(Epoll.isAvailable() ? SHM_AVAILABLE ? "uds+shm" : "uds" : "tcp");
+        }
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true).sharedMemoryBytes(0))) {
             cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
             assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
                     .isEqualTo(Epoll.isAvailable() ? "uds" : "tcp");

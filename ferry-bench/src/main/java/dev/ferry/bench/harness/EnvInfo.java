@@ -1,5 +1,6 @@
 package dev.ferry.bench.harness;
 
+import dev.ferry.cli.launch.AotCache;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,6 +30,11 @@ public final class EnvInfo {
     env.put("kernel", System.getProperty("os.version"));
     env.put("cpu", cpuModel());
     env.put("nproc", Runtime.getRuntime().availableProcessors());
+    // Workers start from the launcher's ahead-of-time cache when there is one (the first run of a
+    // workload after a build trains it): say so beside the figures.
+    env.put("aot_cache", AotCache.defaultDirectory()
+        .map(AotCache::in).filter(AotCache::supported)
+        .map(c -> c.directory().toString()).orElse("off"));
     env.put("loadavg_start", loadAverage());
     return env;
   }

@@ -2,6 +2,7 @@ package dev.ferry.bench.harness;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.ferry.cli.launch.AotCache;
 import dev.ferry.cli.launch.GroupResult;
 import dev.ferry.cli.launch.OutputMode;
 import dev.ferry.cli.launch.WorkerGroup;
@@ -53,7 +54,10 @@ public final class WorkerLauncher {
         .stdout(OutputMode.FORWARD)
         .stderr(OutputMode.FORWARD)
         .sink(output)
-        .terminationGrace(Duration.ofSeconds(2));
+        .terminationGrace(Duration.ofSeconds(2))
+        // As 'ferry run' does: the first run of a workload trains the cache, later ones start warm
+        // (FERRY_AOT_CACHE=0 turns it off).
+        .aotCache(AotCache.defaultDirectory().map(AotCache::in).filter(AotCache::supported).orElse(null));
   }
 
   /** Runs the workers to completion or until {@code timeout}, and collects their results. */

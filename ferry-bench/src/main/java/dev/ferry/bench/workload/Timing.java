@@ -1,7 +1,5 @@
 package dev.ferry.bench.workload;
 
-import com.sun.management.OperatingSystemMXBean;
-import java.lang.management.ManagementFactory;
 import java.time.Duration;
 
 /** Clock helpers of the workers. */
@@ -12,14 +10,13 @@ final class Timing {
   /**
    * CPU used by this whole process (all threads: agent, transport, JIT, GC) while the calling
    * thread sleeps {@code idle}, as a percentage of one core: W1's idle probe, the counterpart of
-   * Python's {@code time.process_time()} over a sleep.
+   * Python's {@code time.process_time()} over a sleep (the same clock: {@link ProcessCpuClock}).
    */
   static double idleCpuPercent(Duration idle) throws InterruptedException {
-    OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    long cpu0 = os.getProcessCpuTime();
+    long cpu0 = ProcessCpuClock.nanos();
     long wall0 = System.nanoTime();
     Thread.sleep(idle);
-    long cpu = os.getProcessCpuTime() - cpu0;
+    long cpu = ProcessCpuClock.nanos() - cpu0;
     long wall = System.nanoTime() - wall0;
     return 100.0 * cpu / wall;
   }

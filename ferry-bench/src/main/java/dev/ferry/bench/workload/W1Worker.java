@@ -49,6 +49,7 @@ public final class W1Worker {
       result.putAll(Stats.latencySummary(lat, loop));
     }
     result.put("idle_cpu_pct_rank" + ctx.rank(), idle);
+    result.put("idle_cpu_exact_rank" + ctx.rank(), ProcessCpuClock.exact() ? 1 : 0);
     ctx.report(result);
     agent.shutdown();
   }

@@ -9,12 +9,13 @@ final class WorkerCommand {
 
   private WorkerCommand() {}
 
-  /** The command line, identical for every rank. */
-  static List<String> commandLine(WorkerGroupSpec spec) {
+  /** The command line, identical for every rank but for the AOT cache flags. */
+  static List<String> commandLine(WorkerGroupSpec spec, int rank) {
     List<String> command = new ArrayList<>();
     command.add(spec.javaExecutable().toString());
     command.addAll(spec.jvmFlags());
     command.addAll(spec.jvmArgs());
+    spec.aotCache().ifPresent(cache -> command.addAll(cache.flagsFor(spec, rank)));
     command.add("-cp");
     command.add(spec.classpath());
     command.add(spec.mainClass());
@@ -24,7 +25,7 @@ final class WorkerCommand {
 
   /** A process builder for {@code rank}, with its environment and redirections set. */
   static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort) {
-    ProcessBuilder builder = new ProcessBuilder(commandLine(spec));
+    ProcessBuilder builder = new ProcessBuilder(commandLine(spec, rank));
     Map<String, String> env = builder.environment();
     env.putAll(spec.env());
     env.putAll(WorkerEnvironment.forRank(rank, spec.nproc(), spec.masterAddr(), masterPort));

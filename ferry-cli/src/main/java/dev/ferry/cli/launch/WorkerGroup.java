@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,6 +60,7 @@ public final class WorkerGroup implements AutoCloseable {
   private final Object awaitLock = new Object();
   // Released once per worker exit; wakes up awaitCompletion.
   private final Semaphore exitSignals = new Semaphore(0);
+  private final AtomicBoolean aotTrainingDone = new AtomicBoolean();
   private volatile State state = State.NEW;
   private volatile List<Worker> workers = List.of();
   private volatile int masterPort;
@@ -83,13 +85,14 @@ public final class WorkerGroup implements AutoCloseable {
         throw new IllegalStateException("worker group is " + (state == State.CLOSED ? "closed" : "already started"));
       }
       masterPort = spec.masterPort() != 0 ? spec.masterPort() : FreePorts.pick();
-      log.debug("worker command: {}", WorkerCommand.commandLine(spec));
       startNanos = System.nanoTime();
       List<Worker> started = new ArrayList<>(spec.nproc());
       int rank = 0;
       try {
         for (; rank < spec.nproc(); rank++) {
-          Process process = WorkerCommand.forRank(spec, rank, masterPort).start();
+          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort);
+          log.debug("rank {} command: {}", rank, builder.command());
+          Process process = builder.start();
           started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
         }
       } catch (IOException | RuntimeException e) {
@@ -208,6 +211,7 @@ public final class WorkerGroup implements AutoCloseable {
       awaitOutput();
       result = new GroupResult(outcome, workers.stream().map(Worker::result).toList(),
           failure == null ? null : failure.result(), Elapsed.since(startNanos, endNanos));
+      finishAotTraining(outcome == GroupResult.Outcome.SUCCEEDED);
       // The caller reports the outcome (the CLI prints result.summary()); logging it too would say it twice.
       log.debug("{}", result.headline());
       return result;
@@ -233,6 +237,21 @@ public final class WorkerGroup implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    finishAotTraining(false);
+  }
+
+  /** Saves the AOT cache this run trained, or drops the training of a run that did not succeed. */
+  private void finishAotTraining(boolean succeeded) {
+    if (aotTrainingDone.getAndSet(true)) {
+      return;
+    }
+    spec.aotCache().ifPresent(cache -> {
+      if (succeeded) {
+        cache.finishTraining(spec);
+      } else {
+        cache.abandonTraining(spec);
+      }
+    });
   }
 
   /** The worker that first exited with a non-zero code on its own, or null. */

@@ -62,6 +62,7 @@ public final class WorkerGroupSpec {
   private final Charset outputCharset;
   private final boolean pipeStdin;
   private final Duration terminationGrace;
+  private final AotCache aotCache;
 
   private WorkerGroupSpec(Builder b) {
     this.nproc = b.nproc;
@@ -81,6 +82,7 @@ public final class WorkerGroupSpec {
     this.outputCharset = b.outputCharset != null ? b.outputCharset : nativeCharset();
     this.pipeStdin = b.pipeStdin;
     this.terminationGrace = b.terminationGrace;
+    this.aotCache = b.aotCache;
   }
 
   /** Returns a builder with all defaults; {@link Builder#mainClass} must be set. */
@@ -126,6 +128,11 @@ public final class WorkerGroupSpec {
   /** Additional JVM options such as {@code -Xmx1g} or {@code -Dkey=value}, after {@link #jvmFlags()}. */
   public List<String> jvmArgs() {
     return jvmArgs;
+  }
+
+  /** The ahead-of-time cache workers start from and train (see {@link AotCache}); empty: none. */
+  public Optional<AotCache> aotCache() {
+    return Optional.ofNullable(aotCache);
   }
 
   /** Environment variables added to the launcher's environment for every worker. */
@@ -217,6 +224,7 @@ public final class WorkerGroupSpec {
     private Charset outputCharset;
     private boolean pipeStdin;
     private Duration terminationGrace = Duration.ofSeconds(5);
+    private AotCache aotCache;
 
     private Builder() {}
 
@@ -238,6 +246,7 @@ public final class WorkerGroupSpec {
       outputCharset = s.outputCharset;
       pipeStdin = s.pipeStdin;
       terminationGrace = s.terminationGrace;
+      aotCache = s.aotCache;
     }
 
     /** Number of workers, at least 1 (default 1). */
@@ -288,6 +297,15 @@ public final class WorkerGroupSpec {
     public Builder jvmArgs(List<String> jvmArgs) {
       this.jvmArgs.clear();
       jvmArgs.forEach(this::addJvmArg);
+      return this;
+    }
+
+    /**
+     * Starts workers from, and trains, an ahead-of-time cache of classes and method profiles
+     * (default: none; {@code ferry run} uses one under {@code ~/.cache/ferry/aot}); null for none.
+     */
+    public Builder aotCache(AotCache aotCache) {
+      this.aotCache = aotCache;
       return this;
     }
 

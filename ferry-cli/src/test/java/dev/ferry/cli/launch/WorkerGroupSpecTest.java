@@ -38,7 +38,7 @@ class WorkerGroupSpecTest {
         .classpath("a.jar:b.jar")
         .build();
 
-    assertThat(WorkerCommand.commandLine(spec)).containsExactly(
+    assertThat(WorkerCommand.commandLine(spec, 0)).containsExactly(
         "/jdk/bin/java", "--flag", "-Xmx1g", "-cp", "a.jar:b.jar", "my.app.Main$Inner", "--epochs", "3");
   }
 

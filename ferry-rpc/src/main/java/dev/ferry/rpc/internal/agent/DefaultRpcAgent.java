@@ -171,7 +171,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
-                throttle, options.spinTime().toNanos());
+                throttle, options.spinTime().toNanos(),
+                task -> timer.newTimeout(expired -> task.run(), 1, TimeUnit.MILLISECONDS));
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -439,6 +440,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.state", state.name());
         info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
         info.put("agent.transport", transport.describe());
+        info.putAll(transport.debugInfo());
         // The first part of what the transport advertises (host:port); the rest (a same-host socket) apart.
         String advertised = String.valueOf(address);
         int extra = advertised.indexOf(';');

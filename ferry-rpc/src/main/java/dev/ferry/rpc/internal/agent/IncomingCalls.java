@@ -34,12 +34,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Runs the calls peers send to this worker. Each request runs on its own virtual thread, so a
  * handler that blocks (on a nested call, say) holds no platform thread, unless the one
- * {@link WarmRequestThread} is free: it takes the request and starts it without waking a carrier
- * (a handler blocking there holds just that thread; the next requests use virtual threads). At most
+ * {@link WarmRequestThread} takes it: when free, or when it is busy with short requests and this
+ * one will wait only briefly behind them (its backlog moves to virtual threads as soon as a
+ * handler there blocks, so nothing waits behind a blocked handler for long). At most
  * {@code numWorkerThreads} run at once ({@link RequestLimiter}). An {@code @AsyncExecution}
  * function returns a future and its reply is sent when that completes, with no thread held.
  *
@@ -67,7 +69,7 @@ final class IncomingCalls {
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle,
-                  long warmSpinNanos) {
+                  long warmSpinNanos, Consumer<Runnable> schedule) {
         this.throttle = throttle;
         this.rrefs = rrefs;
         this.agent = agent;
@@ -81,7 +83,8 @@ final class IncomingCalls {
         this.executor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name("ferry-request-" + self.name()).factory());
         this.warm = warmSpinNanos > 0 && AdaptiveSpin.MULTI_CPU
-                ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos) : null;
+                ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos, this::startVirtual, schedule)
+                : null;
     }
 
     /**
@@ -116,18 +119,46 @@ final class IncomingCalls {
             run(connection, caller, message, false, owner, true);
             return;
         }
-        Runnable task = () -> run(connection, caller, message, counted, owner, false);
-        if (warm != null && warm.offer(task)) {
-            return;
+        Request request = new Request(connection, caller, message, counted, owner);
+        if (warm == null || !warm.offer(request)) {
+            startVirtual(request);
         }
+    }
+
+    /** Runs {@code request} on a virtual thread of its own; drops it if the agent shuts down. */
+    private void startVirtual(Runnable task) {
+        Request request = (Request) task;
         try {
-            executor.execute(task);
+            executor.execute(request);
         } catch (RejectedExecutionException e) {
-            throttle.finished(message.payloadBytes());
-            if (counted) {
+            throttle.finished(request.message.payloadBytes());
+            if (request.counted) {
                 finished();
             }
-            log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), message.id(), caller.name());
+            log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), request.message.id(),
+                    request.caller.name());
+        }
+    }
+
+    /** A request to run off the transport thread. */
+    private final class Request implements Runnable {
+        final Connection connection;
+        final WorkerInfo caller;
+        final InboundMessage message;
+        final boolean counted;
+        final OwnerState created;
+
+        Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created) {
+            this.connection = connection;
+            this.caller = caller;
+            this.message = message;
+            this.counted = counted;
+            this.created = created;
+        }
+
+        @Override
+        public void run() {
+            IncomingCalls.this.run(connection, caller, message, counted, created, false);
         }
     }
 
@@ -366,10 +397,15 @@ final class IncomingCalls {
      * completed just before a shutdown is not lost.
      */
     void close(boolean graceful) {
+        if (!graceful) {
+            abandoning = true;
+        }
+        if (warm != null) {
+            warm.stopTaking(); // its backlog goes to virtual threads before they stop starting
+        }
         if (graceful) {
             executor.shutdown();
         } else {
-            abandoning = true;
             executor.shutdownNow();
         }
         if (warm != null) {

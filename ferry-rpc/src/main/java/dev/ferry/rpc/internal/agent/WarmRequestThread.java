@@ -1,50 +1,157 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
 
+import java.util.ArrayDeque;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * One platform thread that runs requests while it is free, and stays awake (spinning, yielding)
  * for a short adaptive window after each, so that the next request of a steady exchange starts at
  * once: a request handed to a new virtual thread waits for an idle carrier to wake (on a VM whose
- * idle vCPU halts, tens of µs). A request arriving while this thread is busy goes to a virtual
- * thread as usual, so a handler that blocks here holds only this thread and nothing waits for it.
+ * idle vCPU halts, tens of µs).
+ *
+ * <h2>Backlog</h2>
+ * A request arriving while this thread is busy may wait behind the running one in a short
+ * backlog, as long as the requests ahead of it are expected to take less than
+ * {@link #MAX_QUEUE_WAIT_NANOS} in all (from the running average of this thread's requests):
+ * under a burst of small calls one warm thread runs them back to back, which on a few CPUs beats
+ * starting a virtual thread for each (a carrier hand-off and wake-up per call, and the scheduler's
+ * code to warm up). Anything else goes to a virtual thread as before ({@code offer} returns false).
+ *
+ * <h2>A handler that blocks</h2>
+ * Nothing may wait for long behind a handler that blocks, or a nested call could deadlock on the
+ * very request queued behind it. So the backlog moves to virtual threads ({@code spill}):
+ * <ul>
+ *   <li>when the running request blocks on a Ferry future (a nested call): at once, through
+ *       {@link ManagedBlocking#onBlocking};</li>
+ *   <li>when a request arrives and the running one has taken more than {@link #STALL_NANOS};</li>
+ *   <li>when the watchdog, armed through {@code schedule} while the backlog is not empty, finds the
+ *       running request older than {@link #STALL_NANOS} (a handler blocked on anything else: a
+ *       lock, I/O, a sleep; it waits at most a timer tick or two).</li>
+ * </ul>
  *
  * <pre>
- *   offer(task) ── free? ──yes──▶ this thread runs it, then spins ≤ budget, then parks
- *                          └─no──▶ false: the caller uses a virtual thread
+ *   offer(task) ── free? ──yes──▶ this thread runs it, then the backlog, then spins ≤ budget, then parks
+ *                          └─no──▶ short wait expected? ──yes──▶ backlog
+ *                                                      └─no──▶ false: the caller uses a virtual thread
  * </pre>
  *
  * <p>This class is thread-safe.
  */
 final class WarmRequestThread {
+    /** A request running longer than this may be blocked: what waits behind it moves on. */
+    static final long STALL_NANOS = 250_000;
+    /** The most a request is expected to wait in the backlog for the ones ahead of it. */
+    static final long MAX_QUEUE_WAIT_NANOS = 100_000;
+    /** The most requests in the backlog, however short they are. */
+    static final int MAX_BACKLOG = 256;
+
     private static final Object FREE = new Object();
     private static final Object RUNNING = new Object();
 
     /** FREE, RUNNING, or the task handed over and not started yet. */
     private final AtomicReference<Object> state = new AtomicReference<>(FREE);
+    /** Requests waiting behind the running one; guarded by itself. */
+    private final ArrayDeque<Runnable> backlog = new ArrayDeque<>();
+    private final Executor spillTo;
+    private final Consumer<Runnable> schedule;
     private final AdaptiveSpin spin;
+    private final LongSupplier clock;
+    private final long stallNanos;
+    private final long maxQueueWaitNanos;
     private final Thread thread;
+    /** Size of the backlog, readable without its lock. */
+    private volatile int waiting;
+    /** When the running request started ({@link System#nanoTime()}). */
+    private volatile long runningSince;
+    /** Running average of how long a request takes here; written by this thread only. */
+    private volatile long averageNanos;
+    private boolean watchdogArmed; // guarded by backlog
     private volatile boolean parked;
     private volatile boolean closed;
 
-    WarmRequestThread(String name, long spinNanos) {
+    /**
+     * @param spillTo  runs requests that leave the backlog (on virtual threads); must accept them
+     *                 until {@link #close} returns (it handles its own rejections)
+     * @param schedule runs a task about one timer tick later (the watchdog)
+     */
+    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule) {
+        this(name, spinNanos, spillTo, schedule, System::nanoTime, STALL_NANOS, MAX_QUEUE_WAIT_NANOS);
+    }
+
+    /** With its own clock and limits (tests). */
+    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule, LongSupplier clock,
+                      long stallNanos, long maxQueueWaitNanos) {
         this.spin = new AdaptiveSpin(spinNanos);
+        this.spillTo = spillTo;
+        this.schedule = schedule;
+        this.clock = clock;
+        this.stallNanos = stallNanos;
+        this.maxQueueWaitNanos = maxQueueWaitNanos;
+        this.averageNanos = stallNanos; // nothing queues until requests here have proved short
         this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::loop);
         thread.start();
     }
 
-    /** Hands {@code task} to this thread if it is free; false if it is busy or closed. */
+    /**
+     * Hands {@code task} to this thread if it is free, or puts it in the backlog if it will wait
+     * only briefly; false if it should run elsewhere.
+     */
     boolean offer(Runnable task) {
-        if (closed || !state.compareAndSet(FREE, task)) {
+        if (closed) {
             return false;
         }
+        if (state.compareAndSet(FREE, task)) {
+            runningSince = clock.getAsLong();
+            if (parked) {
+                LockSupport.unpark(thread);
+            }
+            return true;
+        }
+        if (clock.getAsLong() - runningSince > stallNanos) {
+            spill();
+            return false;
+        }
+        boolean arm;
+        synchronized (backlog) {
+            int size = backlog.size();
+            if (closed || size >= MAX_BACKLOG || (size + 1) * averageNanos > maxQueueWaitNanos) {
+                return false;
+            }
+            backlog.addLast(task);
+            waiting = size + 1;
+            arm = !watchdogArmed;
+            watchdogArmed = true;
+        }
         if (parked) {
-            LockSupport.unpark(thread);
+            LockSupport.unpark(thread); // it became free meanwhile
+        }
+        if (arm) {
+            schedule.accept(this::watch);
         }
         return true;
+    }
+
+    /** Requests waiting in the backlog now. */
+    int waiting() {
+        return waiting;
+    }
+
+    /**
+     * Takes no more requests and moves the backlog to virtual threads; the running request, if
+     * any, goes on. Call before the executor that {@code spillTo} uses shuts down.
+     */
+    void stopTaking() {
+        synchronized (backlog) {
+            closed = true;
+        }
+        spill();
     }
 
     /**
@@ -52,7 +159,7 @@ final class WarmRequestThread {
      * With {@code interrupt}, a running task is interrupted (a non-graceful shutdown).
      */
     void close(boolean interrupt, long waitMillis) {
-        closed = true;
+        stopTaking();
         if (interrupt && state.get() != FREE) {
             thread.interrupt();
         }
@@ -64,27 +171,74 @@ final class WarmRequestThread {
         }
     }
 
+    private void watch() {
+        boolean stalled = clock.getAsLong() - runningSince > stallNanos && state.get() != FREE;
+        if (stalled) {
+            spill();
+        }
+        boolean again;
+        synchronized (backlog) {
+            again = !backlog.isEmpty();
+            watchdogArmed = again;
+        }
+        if (again) {
+            schedule.accept(this::watch);
+        }
+    }
+
+    /** Moves every waiting request to a virtual thread. */
+    private void spill() {
+        if (waiting == 0) {
+            return;
+        }
+        Runnable[] tasks;
+        synchronized (backlog) {
+            tasks = backlog.toArray(new Runnable[0]);
+            backlog.clear();
+            waiting = 0;
+        }
+        for (Runnable task : tasks) {
+            spillTo.execute(task);
+        }
+    }
+
+    private Runnable nextFromBacklog() {
+        if (waiting == 0) {
+            return null;
+        }
+        synchronized (backlog) {
+            Runnable next = backlog.pollFirst();
+            waiting = backlog.size();
+            return next;
+        }
+    }
+
     private void loop() {
+        ManagedBlocking.onBlocking(this::spill);
         long idleSince = System.nanoTime();
         boolean spinning = false;
         while (true) {
             Object current = state.get();
-            if (current instanceof Runnable task) {
+            Runnable task = null;
+            if (current instanceof Runnable handed) {
+                state.set(RUNNING);
+                task = handed;
+            } else if (current == FREE && waiting > 0 && state.compareAndSet(FREE, RUNNING)) {
+                task = nextFromBacklog();
+                if (task == null) { // spilled meanwhile
+                    state.set(FREE);
+                    continue;
+                }
+            }
+            if (task != null) {
                 if (spinning) {
                     spin.hit();
                     spinning = false;
                 }
-                state.set(RUNNING);
-                try {
-                    task.run();
-                } catch (Throwable unexpected) {
-                    // The task reports its own failures; nothing may end this thread.
-                } finally {
-                    Thread.interrupted(); // an interrupt meant for that task stays with it
-                    state.set(FREE);
-                }
+                runWithBacklog(task);
+                state.set(FREE);
                 idleSince = System.nanoTime();
-                continue;
+                continue; // an offer may have queued after the last look at the backlog
             }
             if (closed) {
                 // A task handed over just before close still runs (above); a later offer fails.
@@ -106,14 +260,34 @@ final class WarmRequestThread {
                 spinning = false;
             }
             parked = true;
-            if (state.get() == FREE && !closed) {
+            if (state.get() == FREE && waiting == 0 && !closed) {
                 LockSupport.park(this);
             }
             parked = false;
-            if (state.get() instanceof Runnable) {
+            if (state.get() instanceof Runnable || waiting > 0) {
                 spin.parkedWaitEnded(System.nanoTime() - idleSince);
             }
             // Woken without a task (spuriously, or for close): the idle time keeps counting.
+        }
+    }
+
+    /** Runs {@code first}, then the backlog until it is empty; the state stays RUNNING. */
+    private void runWithBacklog(Runnable first) {
+        Runnable task = first;
+        long start = clock.getAsLong();
+        while (task != null) {
+            runningSince = start;
+            try {
+                task.run();
+            } catch (Throwable unexpected) {
+                // The task reports its own failures; nothing may end this thread.
+            } finally {
+                Thread.interrupted(); // an interrupt meant for that task stays with it
+            }
+            long end = clock.getAsLong();
+            averageNanos += (end - start - averageNanos) >> 3;
+            start = end;
+            task = nextFromBacklog();
         }
     }
 }

@@ -9,6 +9,7 @@ package dev.ferry.rpc.internal.concurrent;
  */
 public final class ManagedBlocking {
     private static final ThreadLocal<Permit> CURRENT = new ThreadLocal<>();
+    private static final ThreadLocal<Runnable> ON_BLOCKING = new ThreadLocal<>();
 
     private ManagedBlocking() {
     }
@@ -29,8 +30,20 @@ public final class ManagedBlocking {
         CURRENT.remove();
     }
 
+    /**
+     * Runs {@code hook} on the current thread each time it is about to block on a Ferry future,
+     * for as long as the thread lives (a thread that other work waits behind hands that work on).
+     */
+    public static void onBlocking(Runnable hook) {
+        ON_BLOCKING.set(hook);
+    }
+
     /** Called right before the current thread blocks; returns what {@link #afterBlocking} needs. */
     public static Permit beforeBlocking() {
+        Runnable hook = ON_BLOCKING.get();
+        if (hook != null) {
+            hook.run();
+        }
         Permit permit = CURRENT.get();
         if (permit != null) {
             permit.release();

@@ -5,6 +5,7 @@ import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.SharedBuffers;
 import io.netty.buffer.ByteBuf;
 
 import java.nio.ByteBuffer;
@@ -36,6 +37,7 @@ final class FrameAssembler {
 
     private final long maxFrameBytes;
     private final LargeBufferPool pool;
+    private final SharedBuffers shared;
     private final Map<Integer, Partial> partials = new HashMap<>();
     /** The frame the chunk being read belongs to, or null between units. */
     private Partial current;
@@ -54,13 +56,22 @@ final class FrameAssembler {
     private ByteBuffer scratch;
 
     FrameAssembler(long maxFrameBytes, LargeBufferPool pool) {
-        this(maxFrameBytes, pool, true);
+        this(maxFrameBytes, pool, null, true);
     }
 
-    /** @param main whether this is a main connection (false: a bulk connection) */
-    FrameAssembler(long maxFrameBytes, LargeBufferPool pool, boolean main) {
+    /** @param shared the connection's shared-memory channel ({@link SharedMemoryLink}), or null */
+    FrameAssembler(long maxFrameBytes, LargeBufferPool pool, SharedBuffers shared) {
+        this(maxFrameBytes, pool, shared, true);
+    }
+
+    /**
+     * @param shared the connection's shared-memory channel ({@link SharedMemoryLink}), or null
+     * @param main   whether this is a main connection (false: a bulk connection)
+     */
+    FrameAssembler(long maxFrameBytes, LargeBufferPool pool, SharedBuffers shared, boolean main) {
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
+        this.shared = shared;
         this.main = main;
     }
 
@@ -105,7 +116,7 @@ final class FrameAssembler {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "frame of " + unit.readableBytes()
                     + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
         }
-        return FrameCodec.decode(unit);
+        return FrameCodec.decode(unit, shared);
     }
 
     /**
@@ -198,7 +209,7 @@ final class FrameAssembler {
             return null;
         }
         partials.remove(currentStream);
-        return FrameCodec.decodeOwned(partial.bytes.clear());
+        return FrameCodec.decodeOwned(partial.bytes.clear(), shared);
     }
 
     /** Bytes of incomplete frames held. */

@@ -272,7 +272,8 @@ final class LargeBufferPool {
         }
     }
 
-    private static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
+    /** A direct buffer over {@code size} bytes of {@code region} at {@code offset} that is its own root. */
+    static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
         try {
             return (ByteBuffer) CARRIER.invokeExact((Buffer) region, (long) offset, (long) size);
         } catch (Throwable e) {
@@ -313,11 +314,13 @@ final class LargeBufferPool {
         /** Takes {@code length} bytes from the first free range large enough: its offset, or -1. */
         int take(int length) {
             for (Map.Entry<Integer, Integer> range : free.entrySet()) {
-                if (range.getValue() >= length) {
+                int size = range.getValue();
+                if (size >= length) {
                     int offset = range.getKey();
+                    // Read before removing: TreeMap may reuse the removed entry for its successor.
                     free.remove(offset);
-                    if (range.getValue() > length) {
-                        free.put(offset + length, range.getValue() - length);
+                    if (size > length) {
+                        free.put(offset + length, size - length);
                     }
                     return offset;
                 }

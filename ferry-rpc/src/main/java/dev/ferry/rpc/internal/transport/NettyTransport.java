@@ -87,8 +87,16 @@ import java.util.function.Consumer;
  * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
  * reported to the listener, and fail only the large messages in flight on them.
  *
+ * <h2>Shared memory</h2>
+ * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
+ * turn it off or the host cannot: then everything stays on the socket). Each Unix-socket connection
+ * negotiates it ({@link SharedMemoryLink}); from then on an out-of-band buffer of 256 KiB or more is
+ * copied once into the sender's segment and only a descriptor travels in the frame
+ * ({@link dev.ferry.rpc.internal.wire.SharedBuffers}); the receiver hands the application a view of
+ * the sender's memory. Such a connection's {@link Connection#kind()} is {@code uds+shm}.
+ *
  * <pre>
- *   pipeline:  [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
+ *   pipeline:  [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
  *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
  * </pre>
@@ -165,6 +173,9 @@ public final class NettyTransport implements Transport {
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
     private volatile Path socketDir;
+    private final SharedMemory.Settings sharedMemorySettings;
+    /** Same-host large buffers (null: off, or not possible here); made with the Unix socket. */
+    private volatile SharedMemory sharedMemory;
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
         this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
@@ -172,7 +183,13 @@ public final class NettyTransport implements Transport {
     }
 
     public NettyTransport(Settings settings, ThreadFactory threads) {
+        this(settings, SharedMemory.Settings.OFF, threads);
+    }
+
+    /** A transport that, with {@code sharedMemory} enabled, also offers same-host peers a {@link SharedMemory} channel. */
+    NettyTransport(Settings settings, SharedMemory.Settings sharedMemory, ThreadFactory threads) {
         this.settings = settings;
+        this.sharedMemorySettings = sharedMemory;
         this.epoll = Epoll.isAvailable();
         IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory()
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
@@ -288,6 +305,7 @@ public final class NettyTransport implements Transport {
                     .childHandler(new Initializer(true, "uds"))
                     .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
             channels.add(server);
+            sharedMemory = SharedMemory.create(sharedMemorySettings);
             return socket.toString();
         } catch (Exception e) {
             log.warn("cannot listen on a Unix domain socket, peers on this host will use TCP: {}", e.toString());
@@ -394,7 +412,23 @@ public final class NettyTransport implements Transport {
             }
             deleteSocketDir();
             receivePool.clear();
+            SharedMemory shm = sharedMemory;
+            if (shm != null) {
+                shm.close();
+            }
         }
+    }
+
+    /** Counters of the shared-memory channel, when there is one (empty otherwise). */
+    @Override
+    public java.util.Map<String, String> debugInfo() {
+        SharedMemory shm = sharedMemory;
+        return shm == null ? java.util.Map.of() : shm.debugInfo();
+    }
+
+    /** The shared-memory channel, or null: for tests. */
+    SharedMemory sharedMemory() {
+        return sharedMemory;
     }
 
     private void deleteSocketDir() {
@@ -458,6 +492,8 @@ public final class NettyTransport implements Transport {
 
         @Override
         protected void initChannel(Channel channel) {
+            SharedMemory shm = sharedMemory;
+            SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
             BulkGroup bulk = null;
             if (bulkLoops != null && "tcp".equals(kind) && (!accepted || bulkPort >= 0)) {
@@ -465,12 +501,15 @@ public final class NettyTransport implements Transport {
                 bulk = new BulkGroup(channel, !accepted, settings.bulkConnections() - 1, token, receivePool,
                         NettyTransport.this::openLane);
             }
-            NettyConnection connection = new NettyConnection(channel, kind, bulk);
+            NettyConnection connection = new NettyConnection(channel, kind, link, bulk);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
-            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool);
+            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
+            if (link != null) {
+                channel.pipeline().addLast("shm", link.handshake());
+            }
             if (bulk != null) {
                 assembler.spreadTo(bulk.receiver());
                 bulk.receiver().setDelivery(connection::deliverSpread);
@@ -536,7 +575,7 @@ public final class NettyTransport implements Transport {
         protected void initChannel(Channel channel) {
             channels.add(channel);
             OutboundQueue outbound = new OutboundQueue(channel, Long.MAX_VALUE);
-            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, false);
+            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, null, false);
             LaneState state = new LaneState(outbound, assembler);
             channel.attr(LANE).set(state);
             if (bulk != null) {
@@ -656,6 +695,7 @@ public final class NettyTransport implements Transport {
         private final Channel channel;
         private final String kind;
         private final OutboundQueue outbound;
+        private final SharedMemoryLink link;
         /** Its bulk connections, or null without them. */
         private final BulkGroup bulk;
         private volatile Object attachment;
@@ -667,9 +707,10 @@ public final class NettyTransport implements Transport {
          */
         private final java.util.ArrayDeque<Parked> parked = new java.util.ArrayDeque<>();
 
-        NettyConnection(Channel channel, String kind, BulkGroup bulk) {
+        NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk) {
             this.channel = channel;
             this.kind = kind;
+            this.link = link;
             this.bulk = bulk;
             this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
             if (bulk != null) {
@@ -796,7 +837,7 @@ public final class NettyTransport implements Transport {
             if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
                 outbound.awaitRoom(settings.sendQueueTimeout());
             }
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire);
+            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
             outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
         }
 
@@ -833,7 +874,7 @@ public final class NettyTransport implements Transport {
 
         @Override
         public String kind() {
-            return kind;
+            return link != null && link.isActive() ? kind + "+shm" : kind;
         }
 
         @Override

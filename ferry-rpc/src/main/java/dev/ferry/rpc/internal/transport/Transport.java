@@ -18,6 +18,11 @@ public interface Transport extends AutoCloseable {
     /** A short description for debug info, e.g. {@code "netty-epoll"}. */
     String describe();
 
+    /** More debug info (counters of optional channels), keys starting with {@code transport.}. */
+    default java.util.Map<String, String> debugInfo() {
+        return java.util.Map.of();
+    }
+
     /** Closes every connection and stops listening; waits until the transport's threads end. */
     @Override
     void close();

@@ -10,12 +10,16 @@ import java.util.concurrent.ThreadFactory;
  */
 @FunctionalInterface
 public interface TransportFactory {
-    /** TCP through Netty, listening on the options' listen host and a free port. */
+    /**
+     * TCP through Netty, listening on the options' listen host and a free port; Unix sockets and
+     * shared memory for same-host peers as the options say.
+     */
     TransportFactory NETTY = (options, workerName, threads) -> new NettyTransport(new NettyTransport.Settings(
             options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(), options.sendQueueBytes(),
             options.sendQueueTimeout(), options.unixSockets(),
             options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
-            options.receiveBufferPoolBytes(), options.bulkConnections()), threads);
+            options.receiveBufferPoolBytes(), options.bulkConnections()),
+            SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
             options.maxMessageBytes(), threads);

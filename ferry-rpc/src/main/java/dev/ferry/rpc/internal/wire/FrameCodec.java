@@ -35,7 +35,10 @@ import java.util.function.IntFunction;
  * anything else is copied once into the frame. A stream transport sends a frame larger than
  * {@link Chunks#CHUNK_BYTES} in chunks ({@link Chunks}), interleaved with other messages, and the
  * receiver assembles it in one direct buffer whose views the decoded message's buffers are
- * ({@link #decodeOwned}).
+ * ({@link #decodeOwned}). On a connection with a shared-memory channel ({@link SharedBuffers}), a
+ * large out-of-band buffer is copied into shared memory instead and its entry in the buffers section
+ * is a descriptor; that connection may also carry the channel's control units, which start with
+ * {@link SharedBuffers#CONTROL} where a frame has its version.
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
@@ -112,6 +115,16 @@ public final class FrameCodec {
      */
     public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes,
                                  IntFunction<ByteBuffer> largeBuffers) {
+        return encode(message, alloc, maxFrameBytes, largeBuffers, null);
+    }
+
+    /**
+     * As {@link #encode(OutboundMessage, ByteBufAllocator, long, IntFunction)}, and out-of-band
+     * buffers of at least {@link SharedBuffers#minBytes()} are copied into a range of {@code shared}
+     * (when not null and it has one free) and written as descriptors ({@link SharedBuffers}).
+     */
+    public static ByteBuf encode(OutboundMessage message, ByteBufAllocator alloc, long maxFrameBytes,
+                                 IntFunction<ByteBuffer> largeBuffers, SharedBuffers shared) {
         byte[] header = encodeHeaders(message.headers());
         long size = frameSize(message, header);
         if (size > maxFrameBytes) {
@@ -120,19 +133,31 @@ public final class FrameCodec {
         }
         List<BufferObject> buffers = message.payload().outOfBand();
         ByteBuffer[] referred = new ByteBuffer[buffers.size()];
+        SharedBuffers.Range[] placed = shared != null && !buffers.isEmpty()
+                ? new SharedBuffers.Range[referred.length] : null;
         long copied = size + 4;
-        for (int i = 0; i < referred.length; i++) {
-            ByteBuffer source = BufferSources.byteBufferOf(buffers.get(i));
-            if (source != null && source.remaining() >= REFERENCE_BYTES) {
-                referred[i] = source;
-                copied -= source.remaining();
-            }
-        }
-        ByteBuf out = largeBuffers != null && copied > Chunks.CHUNK_BYTES
-                ? Unpooled.wrappedBuffer(largeBuffers.apply((int) copied)).clear()
-                : alloc.directBuffer((int) copied);
+        ByteBuf out = null;
         CompositeByteBuf frame = null;
         try {
+            for (int i = 0; i < referred.length; i++) {
+                BufferObject buffer = buffers.get(i);
+                if (placed != null && buffer.totalBytes() >= shared.minBytes()
+                        && (placed[i] = shared.take(buffer.totalBytes())) != null) {
+                    copyInto(buffer, placed[i].memory());
+                    long saved = buffer.totalBytes() - (long) SharedBuffers.DESCRIPTOR_BYTES;
+                    copied -= saved;
+                    size -= saved;
+                    continue;
+                }
+                ByteBuffer source = BufferSources.byteBufferOf(buffer);
+                if (source != null && source.remaining() >= REFERENCE_BYTES) {
+                    referred[i] = source;
+                    copied -= source.remaining();
+                }
+            }
+            out = largeBuffers != null && copied > Chunks.CHUNK_BYTES
+                    ? Unpooled.wrappedBuffer(largeBuffers.apply((int) copied)).clear()
+                    : alloc.directBuffer((int) copied);
             out.writeInt((int) size);
             out.writeByte(VERSION);
             out.writeByte(message.kind().code());
@@ -148,6 +173,13 @@ public final class FrameCodec {
             for (int i = 0; i < referred.length; i++) {
                 BufferObject buffer = buffers.get(i);
                 int length = buffer.totalBytes();
+                if (placed != null && placed[i] != null) {
+                    out.writeInt(SharedBuffers.DESCRIPTOR);
+                    out.writeByte(0);
+                    out.writeLong(placed[i].offset());
+                    out.writeInt(length);
+                    continue;
+                }
                 out.writeInt(length);
                 ByteBuffer source = referred[i];
                 if (source == null) {
@@ -172,11 +204,31 @@ public final class FrameCodec {
             out.release();
             return frame;
         } catch (RuntimeException e) {
-            out.release();
+            if (out != null) {
+                out.release();
+            }
             if (frame != null) {
                 frame.release();
             }
+            if (placed != null) {
+                for (SharedBuffers.Range range : placed) {
+                    if (range != null) {
+                        shared.untake(range);
+                    }
+                }
+            }
             throw e;
+        }
+    }
+
+    /** Copies an out-of-band buffer's bytes (for a {@link ByteBuffer}: its bytes, then its order byte). */
+    private static void copyInto(BufferObject buffer, ByteBuffer target) {
+        ByteBuffer source = BufferSources.byteBufferOf(buffer);
+        if (source != null) {
+            byte order = BufferSources.orderByte(source);
+            target.duplicate().put(source.duplicate()).put(order);
+        } else {
+            buffer.writeTo(MemoryBuffer.fromByteBuffer(target.duplicate()));
         }
     }
 
@@ -185,7 +237,15 @@ public final class FrameCodec {
      * PROTOCOL_ERROR for anything malformed; the caller then closes the connection.
      */
     public static InboundMessage decode(ByteBuf frame) {
-        return decode(frame, false);
+        return decode(frame, false, null);
+    }
+
+    /**
+     * As {@link #decode(ByteBuf)} on a connection with a shared-memory channel: descriptors become
+     * views of the peer's memory, and a control unit goes to {@code shared} (the result is then null).
+     */
+    public static InboundMessage decode(ByteBuf frame, SharedBuffers shared) {
+        return decode(frame, false, shared);
     }
 
     /**
@@ -194,12 +254,25 @@ public final class FrameCodec {
      * of every byte; a decoded {@link ByteBuffer} argument is then a view of the received memory).
      */
     public static InboundMessage decodeOwned(ByteBuffer frame) {
-        return decode(Unpooled.wrappedBuffer(frame), true);
+        return decode(Unpooled.wrappedBuffer(frame), true, null);
     }
 
-    private static InboundMessage decode(ByteBuf frame, boolean owned) {
+    /** As {@link #decodeOwned(ByteBuffer)}, with descriptors resolved as {@link #decode(ByteBuf, SharedBuffers)} does. */
+    public static InboundMessage decodeOwned(ByteBuffer frame, SharedBuffers shared) {
+        return decode(Unpooled.wrappedBuffer(frame), true, shared);
+    }
+
+    private static InboundMessage decode(ByteBuf frame, boolean owned, SharedBuffers shared) {
         try {
             int version = frame.readUnsignedByte();
+            if (version == SharedBuffers.CONTROL) {
+                // Without a channel of its own, a worker ignores the peer's offers: it then never
+                // gets an acceptance, so it never sends descriptors.
+                if (shared != null) {
+                    shared.control(frame);
+                }
+                return null;
+            }
             if (version != VERSION) {
                 throw protocol("unsupported frame version " + version + " (this worker speaks " + VERSION + ")");
             }
@@ -215,7 +288,11 @@ public final class FrameCodec {
             int count = readCount(frame);
             List<ByteBuffer> buffers = count == 0 ? List.of() : new ArrayList<>(count);
             for (int i = 0; i < count; i++) {
-                buffers.add(take(frame, readLength(frame, "buffer"), owned));
+                if (frame.getInt(frame.readerIndex()) == SharedBuffers.DESCRIPTOR) {
+                    buffers.add(resolve(frame, shared));
+                } else {
+                    buffers.add(take(frame, readLength(frame, "buffer"), owned));
+                }
             }
             if (frame.isReadable()) {
                 throw protocol(frame.readableBytes() + " unexpected trailing bytes in a frame");
@@ -224,6 +301,20 @@ public final class FrameCodec {
         } catch (IndexOutOfBoundsException e) {
             throw protocol("truncated frame: " + e.getMessage());
         }
+    }
+
+    private static ByteBuffer resolve(ByteBuf frame, SharedBuffers shared) {
+        if (shared == null) {
+            throw protocol("a shared-memory descriptor on a connection without shared memory");
+        }
+        frame.skipBytes(4);
+        if (frame.readableBytes() < SharedBuffers.DESCRIPTOR_BYTES) {
+            throw protocol("truncated shared-memory descriptor");
+        }
+        int where = frame.readUnsignedByte();
+        long offset = frame.readLong();
+        int length = frame.readInt();
+        return shared.resolve(where, offset, length);
     }
 
     private static CallHeaders decodeHeaders(ByteBuf frame, int length) {

@@ -1,0 +1,303 @@
+package dev.ferry.cli.launch;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * Workers start warm from the second run on: the JDK's ahead-of-time cache (JDK 25+, JEPs 483 and
+ * 515) holds the classes a worker loaded and linked and the profiles its hot methods had, so the
+ * next JVM skips class loading and compiles the hot code at once instead of after thousands of
+ * slow calls. On a small machine that is most of a short job's time: the compiler threads of two
+ * JVMs take a core for seconds, right when the job's calls run.
+ *
+ * <h2>How</h2>
+ * A cache is kept per <em>role</em> (rank 0, which usually drives the job, and the other ranks)
+ * and per job: its key hashes the {@code java} binary and version, the JVM flags, the class path
+ * (each entry's size and time, so a rebuild trains anew) and the main class. A run that finds no
+ * cache for a role records one: its rank 0 (or rank 1) runs with {@code -XX:AOTMode=record}; once
+ * the group has succeeded, {@link #finishTraining} assembles the cache ({@code -XX:AOTMode=create},
+ * a JVM of its own, a few seconds) and later runs start with {@code -XX:AOTCache}. A marker file
+ * keeps two launchers from recording the same role at once. A cache the JVM finds stale is
+ * ignored by it (the run is just not faster). On JDKs before 25, or with a class path that has
+ * directories of classes (the JVM archives only jars), nothing happens.
+ *
+ * <pre>
+ * AotCache cache = AotCache.in(Path.of(System.getProperty("user.home"), ".cache", "ferry", "aot"));
+ * List&lt;String&gt; flags = cache.flagsFor(spec, rank);   // -XX:AOTCache=… or -XX:AOTMode=record …
+ * …                                                  // run the group
+ * cache.finishTraining(spec);                        // after a successful run
+ * </pre>
+ *
+ * <p>This class is thread-safe.
+ */
+public final class AotCache {
+  private static final Logger log = LoggerFactory.getLogger(AotCache.class);
+  /** The first JDK whose cache holds method profiles and whose flags this class uses. */
+  public static final int MIN_FEATURE = 25;
+  /** A training marker older than this was left by a launcher that died: it no longer counts. */
+  private static final Duration STALE_MARKER = Duration.ofMinutes(30);
+  private static final Duration CREATE_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * The JVM warns about every class it cannot archive (generated ones, say) and about a cache it
+   * finds stale; neither is the user's business: the worker just starts less warm.
+   */
+  private static final String QUIET = "-Xlog:aot*=off,cds*=off";
+
+  private final Path dir;
+  private final int javaFeature;
+
+  private AotCache(Path dir, int javaFeature) {
+    this.dir = dir;
+    this.javaFeature = javaFeature;
+  }
+
+  /** A cache kept in {@code dir} (created when needed), for workers that run on this launcher's JDK. */
+  public static AotCache in(Path dir) {
+    return new AotCache(dir, Runtime.version().feature());
+  }
+
+  /**
+   * The directory {@code ferry run} keeps caches in: {@code $FERRY_AOT_CACHE}, or
+   * {@code ~/.cache/ferry/aot}; empty if that variable is {@code 0} or {@code off}.
+   */
+  public static Optional<Path> defaultDirectory() {
+    String configured = System.getenv("FERRY_AOT_CACHE");
+    if (configured != null && !configured.isBlank()) {
+      return configured.equals("0") || configured.equalsIgnoreCase("off")
+          ? Optional.empty() : Optional.of(Path.of(configured));
+    }
+    return Optional.of(Path.of(System.getProperty("user.home"), ".cache", "ferry", "aot"));
+  }
+
+  /** For tests: as if the workers' JDK were of version {@code feature}. */
+  static AotCache in(Path dir, int feature) {
+    return new AotCache(dir, feature);
+  }
+
+  /** Where the caches are kept. */
+  public Path directory() {
+    return dir;
+  }
+
+  /** Whether the workers' JDK can use a cache at all. */
+  public boolean supported() {
+    return javaFeature >= MIN_FEATURE;
+  }
+
+  /**
+   * The flags rank {@code rank} starts with: the cache of its role if there is one; otherwise, for
+   * the one rank that trains the role (0, or 1) and if no other launcher is training it, the flags
+   * that record a training; otherwise none.
+   */
+  public List<String> flagsFor(WorkerGroupSpec spec, int rank) {
+    if (!archivable(spec.classpath())) {
+      return List.of();
+    }
+    if (!supported() || rank > 1) {
+      return rank > 1 && supported() && Files.isRegularFile(cacheFile(spec, 1))
+          ? List.of("-XX:AOTCache=" + cacheFile(spec, 1), QUIET) : List.of();
+    }
+    Path cache = cacheFile(spec, rank);
+    if (Files.isRegularFile(cache)) {
+      return List.of("-XX:AOTCache=" + cache, QUIET);
+    }
+    if (!claimTraining(spec, rank)) {
+      return List.of();
+    }
+    return List.of("-XX:AOTMode=record", "-XX:AOTConfiguration=" + configFile(spec, rank), QUIET);
+  }
+
+  /**
+   * After a run that succeeded: assembles the cache of each role this run recorded. Does nothing
+   * for roles it did not record. Failures are logged; the next run then records again.
+   */
+  public void finishTraining(WorkerGroupSpec spec) {
+    for (int role = 0; role <= Math.min(1, spec.nproc() - 1); role++) {
+      Path marker = markerFile(spec, role);
+      Path config = configFile(spec, role);
+      if (!Files.exists(marker) || !ownsMarker(marker)) {
+        continue;
+      }
+      try {
+        if (Files.isRegularFile(config)) {
+          assemble(spec, role, config);
+        }
+      } finally {
+        deleteQuietly(config);
+        deleteQuietly(marker);
+      }
+    }
+  }
+
+  /** After a run that failed: drops what it recorded, so that a later run records again. */
+  public void abandonTraining(WorkerGroupSpec spec) {
+    for (int role = 0; role <= Math.min(1, spec.nproc() - 1); role++) {
+      Path marker = markerFile(spec, role);
+      if (Files.exists(marker) && ownsMarker(marker)) {
+        deleteQuietly(configFile(spec, role));
+        deleteQuietly(marker);
+      }
+    }
+  }
+
+  /**
+   * Whether the JVM can make a cache for this class path: it refuses (and a recording worker then
+   * exits with an error) when an entry is a directory with files in it, such as
+   * {@code target/classes}; only jars qualify.
+   */
+  static boolean archivable(String classpath) {
+    for (String entry : classpath.split(File.pathSeparator)) {
+      Path path = Path.of(entry.isEmpty() ? "." : entry);
+      if (Files.isDirectory(path)) {
+        try (Stream<Path> children = Files.list(path)) {
+          if (children.findAny().isPresent()) {
+            return false;
+          }
+        } catch (IOException e) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The cache file of rank {@code rank}'s role. */
+  Path cacheFile(WorkerGroupSpec spec, int rank) {
+    return dir.resolve(key(spec) + "-rank" + Math.min(rank, 1) + ".aot");
+  }
+
+  private Path configFile(WorkerGroupSpec spec, int rank) {
+    return dir.resolve(key(spec) + "-rank" + Math.min(rank, 1) + ".aotconf");
+  }
+
+  private Path markerFile(WorkerGroupSpec spec, int rank) {
+    return dir.resolve(key(spec) + "-rank" + Math.min(rank, 1) + ".training");
+  }
+
+  private boolean claimTraining(WorkerGroupSpec spec, int rank) {
+    Path marker = markerFile(spec, rank);
+    try {
+      Files.createDirectories(dir);
+      try {
+        Files.writeString(marker, ownerId(), StandardCharsets.UTF_8, java.nio.file.StandardOpenOption.CREATE_NEW,
+            java.nio.file.StandardOpenOption.WRITE);
+        return true;
+      } catch (FileAlreadyExistsException busy) {
+        FileTime since = Files.getLastModifiedTime(marker);
+        if (since.toInstant().isBefore(Instant.now().minus(STALE_MARKER))) {
+          Files.writeString(marker, ownerId(), StandardCharsets.UTF_8);
+          return true;
+        }
+        return false;
+      }
+    } catch (IOException e) {
+      log.debug("no AOT training in {}: {}", dir, e.toString());
+      return false;
+    }
+  }
+
+  private static boolean ownsMarker(Path marker) {
+    try {
+      return Files.readString(marker, StandardCharsets.UTF_8).equals(ownerId());
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static String ownerId() {
+    return Long.toString(ProcessHandle.current().pid());
+  }
+
+  private void assemble(WorkerGroupSpec spec, int role, Path config) {
+    Path cache = cacheFile(spec, role);
+    Path partial = dir.resolve(cache.getFileName() + ".partial");
+    List<String> command = new ArrayList<>();
+    command.add(spec.javaExecutable().toString());
+    command.addAll(spec.jvmFlags());
+    command.addAll(spec.jvmArgs());
+    command.add("-XX:AOTMode=create");
+    command.add("-XX:AOTConfiguration=" + config);
+    command.add("-XX:AOTCache=" + partial);
+    command.add("-cp");
+    command.add(spec.classpath());
+    long start = System.nanoTime();
+    log.info("saving the AOT cache of rank {}'s role for the next runs ({})", role == 0 ? "0" : "1+", cache.getFileName());
+    try {
+      Process process = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!process.waitFor(CREATE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        log.warn("AOT cache assembly took longer than {}; stopped, the next run records again", CREATE_TIMEOUT);
+        return;
+      }
+      if (process.exitValue() != 0 || !Files.isRegularFile(partial)) {
+        log.warn("AOT cache assembly failed (exit {}); the next run records again", process.exitValue());
+        return;
+      }
+      Files.move(partial, cache, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      log.info("AOT cache saved: {} MiB in {}", Files.size(cache) >> 20, Elapsed.format(Elapsed.since(start, System.nanoTime())));
+    } catch (IOException e) {
+      log.warn("cannot save the AOT cache {}: {}", cache, e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      deleteQuietly(partial);
+    }
+  }
+
+  /** Identifies what a cache was made for: any difference means another cache. */
+  private String key(WorkerGroupSpec spec) {
+    MessageDigest digest;
+    try {
+      digest = MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+    }
+    StringBuilder text = new StringBuilder();
+    text.append(spec.javaExecutable()).append('\n').append(javaFeature).append(' ').append(Runtime.version()).append('\n');
+    spec.jvmFlags().forEach(f -> text.append(f).append('\n'));
+    spec.jvmArgs().forEach(f -> text.append(f).append('\n'));
+    text.append(spec.mainClass()).append('\n');
+    for (String entry : spec.classpath().split(File.pathSeparator)) {
+      Path path = Path.of(entry);
+      text.append(entry);
+      try {
+        text.append(' ').append(Files.size(path)).append(' ').append(Files.getLastModifiedTime(path).toMillis());
+      } catch (IOException | UncheckedIOException e) {
+        text.append(" missing");
+      }
+      text.append('\n');
+    }
+    String hash = HexFormat.of().formatHex(digest.digest(text.toString().getBytes(StandardCharsets.UTF_8)));
+    String main = spec.mainClass().substring(spec.mainClass().lastIndexOf('.') + 1);
+    return main + "-" + hash.substring(0, 16);
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException e) {
+      log.debug("cannot delete {}: {}", path, e.toString());
+    }
+  }
+}

@@ -1,0 +1,110 @@
+package dev.ferry.cli.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.FailOnRank;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.jar.JarEntry;
+import java.util.jar.JarOutputStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class AotCacheTest {
+
+  @TempDir Path dir;
+  @TempDir Path jars;
+
+  /** The test workers as a jar: the JVM caches classes from jars only. */
+  private WorkerGroupSpec.Builder spec(Class<?> main, int nproc, String... args) throws IOException {
+    Path jar = jars.resolve("workers.jar");
+    if (!Files.exists(jar)) {
+      Path classes = Path.of(TestWorkers.classpath());
+      try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar));
+          Stream<Path> all = Files.walk(classes.resolve("dev/ferry/cli/testworkers"))) {
+        for (Path file : all.filter(Files::isRegularFile).toList()) {
+          out.putNextEntry(new JarEntry(classes.relativize(file).toString().replace('\\', '/')));
+          out.write(Files.readAllBytes(file));
+          out.closeEntry();
+        }
+      }
+    }
+    return TestWorkers.spec(main, nproc, args).classpath(jar.toString());
+  }
+
+  private static GroupResult run(WorkerGroupSpec spec) throws Exception {
+    try (WorkerGroup group = new WorkerGroup(spec).start()) {
+      return group.awaitCompletion(Duration.ofSeconds(60));
+    }
+  }
+
+  private List<String> files() throws IOException {
+    try (Stream<Path> list = Files.list(dir)) {
+      return list.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  @Test
+  void aClassPathWithDirectoriesOfClassesGetsNoCache() {
+    AotCache cache = AotCache.in(dir);
+    WorkerGroupSpec spec = TestWorkers.spec(EnvEcho.class, 2).aotCache(cache).build();
+    assertThat(WorkerCommand.commandLine(spec, 0)).noneMatch(flag -> flag.startsWith("-XX:AOT"));
+    assertThat(dir).isEmptyDirectory();
+  }
+
+  @Test
+  void beforeJdk25NothingChanges() throws IOException {
+    AotCache cache = AotCache.in(dir, 21);
+    WorkerGroupSpec spec = spec(EnvEcho.class, 2).aotCache(cache).build();
+    assertThat(cache.supported()).isFalse();
+    assertThat(WorkerCommand.commandLine(spec, 0)).noneMatch(flag -> flag.startsWith("-XX:AOT"));
+    assertThat(dir).isEmptyDirectory();
+  }
+
+  @Test
+  void theFirstRunTrainsEachRoleAndLaterRunsStartFromTheCache() throws Exception {
+    assumeThat(Runtime.version().feature()).isGreaterThanOrEqualTo(AotCache.MIN_FEATURE);
+    AotCache cache = AotCache.in(dir);
+    WorkerGroupSpec spec = spec(EnvEcho.class, 3).aotCache(cache).build();
+
+    assertThat(run(spec).succeeded()).isTrue();
+    assertThat(files()).allMatch(name -> name.endsWith(".aot")).hasSize(2); // rank 0's role, the others'
+
+    List<String> rank0 = WorkerCommand.commandLine(spec, 0);
+    List<String> rank2 = WorkerCommand.commandLine(spec, 2);
+    assertThat(rank0).contains("-XX:AOTCache=" + cache.cacheFile(spec, 0));
+    assertThat(rank2).contains("-XX:AOTCache=" + cache.cacheFile(spec, 1));
+    assertThat(run(spec).succeeded()).isTrue();
+    assertThat(files()).hasSize(2);
+  }
+
+  @Test
+  void aFailedRunLeavesNoCacheAndTheNextRunTrainsAgain() throws Exception {
+    assumeThat(Runtime.version().feature()).isGreaterThanOrEqualTo(AotCache.MIN_FEATURE);
+    AotCache cache = AotCache.in(dir);
+    WorkerGroupSpec failing = spec(FailOnRank.class, 2, "1", "3").aotCache(cache).build();
+
+    assertThat(run(failing).succeeded()).isFalse();
+    assertThat(files()).isEmpty();
+    assertThat(WorkerCommand.commandLine(failing, 0)).contains("-XX:AOTMode=record");
+  }
+
+  @Test
+  void aRoleAnotherLauncherIsTrainingIsNeitherTrainedNorUsed() throws Exception {
+    assumeThat(Runtime.version().feature()).isGreaterThanOrEqualTo(AotCache.MIN_FEATURE);
+    AotCache cache = AotCache.in(dir);
+    WorkerGroupSpec spec = spec(EnvEcho.class, 1).aotCache(cache).build();
+    Path marker = Path.of(cache.cacheFile(spec, 0).toString().replace(".aot", ".training"));
+    Files.writeString(marker, "another launcher");
+
+    assertThat(WorkerCommand.commandLine(spec, 0)).noneMatch(flag -> flag.startsWith("-XX:AOT"));
+    assertThat(run(spec).succeeded()).isTrue();
+    assertThat(files()).containsExactly(marker.getFileName().toString());
+  }
+}

@@ -1,0 +1,302 @@
+package dev.ferry.rpc.internal.transport;
+
+import io.netty.channel.Channel;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * A transport's shared-memory channel to same-host peers (TensorPipe's shm transport, with one copy
+ * per direction): its own {@link SharedSegment}, the peers' segments it mapped ({@link PeerSegment}),
+ * and the bookkeeping that gives ranges back. Each Unix-socket connection gets a
+ * {@link SharedMemoryLink}, which negotiates and uses the channel for that connection.
+ *
+ * <h2>Lifecycle of a large buffer</h2>
+ * <pre>
+ *  sender                                             receiver
+ *  copy into a range of its segment ── descriptor ──▶ view of that range (a "carrier" of its own)
+ *                                                     ... application drops the view; a collection
+ *                                                     finds it unreachable (phantom reference) ...
+ *  range free again ◀──────────────── RELEASE ─────── reclaimer thread
+ * </pre>
+ *
+ * A received view lives as long as the application keeps it, so ranges come back only after a
+ * garbage collection on the receiver. When a peer's views hold more than half of its segment, this
+ * side asks for a collection ({@link System#gc()}, at most every {@link #MIN_GC_INTERVAL_NANOS},
+ * less often while collections return nothing; off with {@code FERRY_RECEIVE_POOL_GC=0}), as the
+ * receive pool does ({@link LargeBufferPool}); it runs on a virtual thread, never on an event loop.
+ *
+ * <p>Thread-safe. One daemon thread, {@code ferry-shm-reclaim}, sends releases; {@link #close}
+ * ends it and deletes the segment file.
+ */
+final class SharedMemory implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SharedMemory.class);
+    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long MAX_GC_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * Bytes lent from which a sender that would touch fresh memory asks the peer to collect: a
+     * collection (~20-40 ms on the benchmark VM) costs about as much as faulting in 64 MiB.
+     */
+    static final long PRESSURE_LENT_BYTES = 64L << 20;
+
+    /**
+     * What the channel is made of.
+     *
+     * @param segmentBytes   size of this worker's segment (0: no shared memory)
+     * @param minBufferBytes out-of-band buffers at least this large go through shared memory
+     * @param collect        ask for a collection when peers' views hold over half of their segment
+     * @param directory      where segments are created (a memory file system)
+     */
+    record Settings(long segmentBytes, int minBufferBytes, boolean collect, Path directory) {
+        /** Default segment size; sparse, so it costs memory only as far as it is used. */
+        static final long DEFAULT_SEGMENT_BYTES = 512L << 20;
+        static final int DEFAULT_MIN_BUFFER_BYTES = 256 << 10;
+        static final Path DEFAULT_DIRECTORY = Path.of("/dev/shm");
+        static final Settings OFF = new Settings(0, DEFAULT_MIN_BUFFER_BYTES, true, DEFAULT_DIRECTORY);
+
+        static Settings of(long segmentBytes) {
+            return new Settings(segmentBytes, DEFAULT_MIN_BUFFER_BYTES,
+                    !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")), DEFAULT_DIRECTORY);
+        }
+
+        Settings withMinBufferBytes(int value) {
+            return new Settings(segmentBytes, value, collect, directory);
+        }
+
+        boolean enabled() {
+            return segmentBytes > 0;
+        }
+    }
+
+    private final Settings settings;
+    private final SharedSegment own;
+    private final Map<String, PeerSegment> peers = new ConcurrentHashMap<>();
+    private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
+    private final Set<View> views = ConcurrentHashMap.newKeySet();
+    private final Thread reclaimer;
+    private final AtomicBoolean collecting = new AtomicBoolean();
+    private volatile boolean closed;
+    private volatile long lastCollection = System.nanoTime() - MIN_GC_INTERVAL_NANOS;
+    private volatile long gcInterval = MIN_GC_INTERVAL_NANOS;
+    // Counters, for debug info and tests.
+    final LongAdder sentBuffers = new LongAdder();
+    final LongAdder sentBytes = new LongAdder();
+    final LongAdder fallbacks = new LongAdder();
+    final LongAdder receivedBuffers = new LongAdder();
+    final LongAdder receivedBytes = new LongAdder();
+    final LongAdder releasesSent = new LongAdder();
+    final LongAdder releasesReceived = new LongAdder();
+    final LongAdder collections = new LongAdder();
+    final LongAdder pressuresSent = new LongAdder();
+
+    private SharedMemory(Settings settings, SharedSegment own) {
+        this.settings = settings;
+        this.own = own;
+        this.reclaimer = new Thread(this::reclaimLoop, "ferry-shm-reclaim");
+        reclaimer.setDaemon(true);
+        reclaimer.start();
+    }
+
+    /**
+     * The channel, or null when it is off or not possible here (no memory file system, no
+     * {@link LargeBufferPool#available() carrier views}); the reason is logged at debug level.
+     */
+    static SharedMemory create(Settings settings) {
+        if (!settings.enabled()) {
+            return null;
+        }
+        if (!LargeBufferPool.available()) {
+            log.debug("no shared memory: this JVM cannot make views of mapped memory");
+            return null;
+        }
+        try {
+            if (!Files.isDirectory(settings.directory()) || !Files.isWritable(settings.directory())) {
+                log.debug("no shared memory: {} is not a writable directory", settings.directory());
+                return null;
+            }
+            return new SharedMemory(settings, SharedSegment.create(settings.directory(), settings.segmentBytes()));
+        } catch (IOException | RuntimeException e) {
+            log.debug("no shared memory: {}", e.toString());
+            return null;
+        }
+    }
+
+    /** The channel of one connection (not yet negotiated). */
+    SharedMemoryLink link(Channel channel) {
+        return new SharedMemoryLink(this, channel);
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    SharedSegment own() {
+        return own;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /** Maps (or finds mapped) a peer's announced segment; throws with the reason if it may not. */
+    synchronized PeerSegment mapPeer(String path, long size, long token) throws IOException {
+        String key = Path.of(path).normalize().toString();
+        PeerSegment mapped = peers.get(key);
+        if (mapped == null || mapped.size() != size || mapped.memory().getLong(0) != token) {
+            mapped = PeerSegment.map(key, size, token, own);
+            peers.put(key, mapped);
+        }
+        mapped.links.incrementAndGet();
+        return mapped;
+    }
+
+    /**
+     * A connection using {@code peer} closed: when it was the last, the mapping is forgotten (it
+     * goes when the application's views of it are unreachable).
+     */
+    synchronized void unmapPeer(PeerSegment peer) {
+        if (peer.links.decrementAndGet() == 0) {
+            peers.remove(peer.path().toString(), peer);
+        }
+    }
+
+    /**
+     * Tracks a view handed to the application: when it is unreachable, {@code link} releases the
+     * range at {@code offset}. May ask for a collection when the peer's views hold much of its segment.
+     */
+    void track(ByteBuffer carrier, SharedMemoryLink link, PeerSegment peer, long offset, int length) {
+        views.add(new View(carrier, returned, link, peer, offset, length));
+        receivedBuffers.increment();
+        receivedBytes.add(length);
+        long outstanding = peer.outstanding.addAndGet(length);
+        if (settings.collect() && outstanding > peer.size() / 2) {
+            collectSoon();
+        }
+    }
+
+    /** Debug info: counters and the segment. */
+    Map<String, String> debugInfo() {
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("transport.shm.segment", own.announced() + " (" + (own.size() >> 20) + " MiB)");
+        info.put("transport.shm.sent_buffers", sentBuffers.toString());
+        info.put("transport.shm.sent_bytes", sentBytes.toString());
+        info.put("transport.shm.fallbacks", fallbacks.toString());
+        info.put("transport.shm.lent_bytes", Long.toString(own.lentBytes()));
+        info.put("transport.shm.stranded_bytes", Long.toString(own.strandedBytes()));
+        info.put("transport.shm.received_buffers", receivedBuffers.toString());
+        info.put("transport.shm.received_bytes", receivedBytes.toString());
+        info.put("transport.shm.releases_sent", releasesSent.toString());
+        info.put("transport.shm.releases_received", releasesReceived.toString());
+        info.put("transport.shm.collections", collections.toString());
+        info.put("transport.shm.pressures_sent", pressuresSent.toString());
+        return info;
+    }
+
+    /** Ends the reclaimer and deletes the segment file (peers' and the application's views stay valid). */
+    @Override
+    public void close() {
+        closed = true;
+        reclaimer.interrupt();
+        try {
+            reclaimer.join(5_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            own.close();
+        } catch (IOException e) {
+            log.warn("cannot delete {}: {}", own.path(), e.toString());
+        }
+        peers.clear();
+    }
+
+    /** Asks for a collection on a virtual thread, unless one ran very recently. */
+    void collectSoon() {
+        if (!settings.collect()) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (now - lastCollection < gcInterval || !collecting.compareAndSet(false, true)) {
+            return;
+        }
+        lastCollection = now;
+        Thread.ofVirtual().name("ferry-shm-gc").start(() -> {
+            try {
+                int before = views.size();
+                collections.increment();
+                System.gc();
+                // Nothing came back (the application holds its views, or explicit GC is off): back off.
+                boolean gotSome = waitForReturns(before);
+                gcInterval = gotSome ? MIN_GC_INTERVAL_NANOS : Math.min(gcInterval * 2, MAX_GC_INTERVAL_NANOS);
+            } finally {
+                lastCollection = System.nanoTime();
+                collecting.set(false);
+            }
+        });
+    }
+
+    private boolean waitForReturns(int before) {
+        // The reference handler queues what the collection found just after it; give it a moment.
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
+        return views.size() < before;
+    }
+
+    /** Sends releases for views found unreachable, in batches per connection. */
+    private void reclaimLoop() {
+        List<SharedMemoryLink> touched = new ArrayList<>();
+        while (!closed) {
+            Reference<? extends ByteBuffer> ref;
+            try {
+                ref = returned.remove();
+            } catch (InterruptedException e) {
+                break;
+            }
+            do {
+                View view = (View) ref;
+                if (views.remove(view)) {
+                    view.peer.outstanding.addAndGet(-view.length);
+                    if (view.link.queueRelease(view.offset) && !touched.contains(view.link)) {
+                        touched.add(view.link);
+                    }
+                }
+            } while ((ref = returned.poll()) != null);
+            for (SharedMemoryLink link : touched) {
+                link.flushReleases();
+            }
+            touched.clear();
+        }
+    }
+
+    /** A view handed to the application: its range goes back to the peer when it is unreachable. */
+    private static final class View extends PhantomReference<ByteBuffer> {
+        final SharedMemoryLink link;
+        final PeerSegment peer;
+        final long offset;
+        final int length;
+
+        View(ByteBuffer carrier, ReferenceQueue<ByteBuffer> queue, SharedMemoryLink link, PeerSegment peer,
+             long offset, int length) {
+            super(carrier, queue);
+            this.link = link;
+            this.peer = peer;
+            this.offset = offset;
+            this.length = length;
+        }
+    }
+}

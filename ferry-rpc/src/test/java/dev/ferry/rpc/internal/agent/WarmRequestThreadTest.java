@@ -1,0 +1,193 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WarmRequestThreadTest {
+    private static final long SPIN = 200_000;
+
+    private final ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+    private final Consumer<Runnable> schedule = task -> timer.schedule(task, 1, TimeUnit.MILLISECONDS);
+    private final List<String> spilledOn = new CopyOnWriteArrayList<>();
+    /** The thread's clock: stands still unless a test moves it. */
+    private final AtomicLong now = new AtomicLong();
+    private WarmRequestThread warm;
+
+    @AfterEach
+    void close() {
+        if (warm != null) {
+            warm.close(true, 5_000);
+        }
+        timer.shutdownNow();
+    }
+
+    private static final long STALL = 1_000_000;
+
+    private WarmRequestThread start(String name) {
+        warm = new WarmRequestThread(name, SPIN,
+                task -> Thread.ofVirtual().start(() -> {
+                    spilledOn.add("virtual");
+                    task.run();
+                }), schedule, now::get, STALL, 10 * STALL);
+        return warm;
+    }
+
+    /** Makes the thread's running average small: short tasks may then wait in the backlog. */
+    private static void warmUp(WarmRequestThread warm) throws InterruptedException {
+        for (int i = 0; i < 8; i++) {
+            CountDownLatch done = new CountDownLatch(1);
+            while (!warm.offer(done::countDown)) {
+                Thread.onSpinWait(); // busy with the previous one's end
+            }
+            assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
+    void shortRequestsWaitBehindTheRunningOneAndRunOnTheWarmThreadInOrder() throws Exception {
+        WarmRequestThread warm = start("warm-order");
+        warmUp(warm);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        List<String> ran = new CopyOnWriteArrayList<>();
+        CountDownLatch bothDone = new CountDownLatch(2);
+        assertThat(warm.offer(() -> {
+            ran.add("a:" + Thread.currentThread().getName());
+            bothDone.countDown();
+        })).isTrue();
+        assertThat(warm.offer(() -> {
+            ran.add("b:" + Thread.currentThread().getName());
+            bothDone.countDown();
+        })).isTrue();
+        assertThat(warm.waiting()).isEqualTo(2);
+        release.countDown();
+        assertThat(bothDone.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(ran).containsExactly("a:warm-order", "b:warm-order");
+        assertThat(spilledOn).isEmpty();
+    }
+
+    @Test
+    void requestsThatWouldWaitLongGoElsewhere() throws Exception {
+        WarmRequestThread warm = start("warm-full");
+        // No short requests seen yet: the thread assumes each takes the stall limit, too long to queue.
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        int accepted = 0;
+        while (warm.offer(() -> { }) && accepted < 1_000) {
+            accepted++;
+        }
+        assertThat(accepted).isLessThanOrEqualTo(10); // 10 × STALL of expected wait at most
+        release.countDown();
+    }
+
+    @Test
+    void aRequestBlockingOnAFerryFutureHandsTheBacklogToVirtualThreads() throws Exception {
+        WarmRequestThread warm = start("warm-nested");
+        warmUp(warm);
+        CountDownLatch queuedRan = new CountDownLatch(1);
+        CountDownLatch offered = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        // The handler waits for the request queued behind it, as a nested call back to this
+        // worker would: without the hand-off that is a deadlock.
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(offered);
+            ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
+            try {
+                awaitQuietly(queuedRan);
+            } finally {
+                ManagedBlocking.afterBlocking(permit);
+            }
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(warm.offer(queuedRan::countDown)).isTrue();
+        offered.countDown();
+        assertThat(queuedRan.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(spilledOn).containsExactly("virtual");
+    }
+
+    @Test
+    void theWatchdogMovesTheBacklogOnWhenTheRunningRequestBlocksOnAnythingElse() throws Exception {
+        WarmRequestThread warm = start("warm-stalled");
+        warmUp(warm);
+        CountDownLatch queuedRan = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(queuedRan); // a plain latch: no hook sees this block
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(warm.offer(queuedRan::countDown)).isTrue();
+        // The watchdog runs every millisecond; it hands nothing on while the request is young.
+        assertThat(queuedRan.await(50, TimeUnit.MILLISECONDS)).isFalse();
+        now.addAndGet(STALL + 1);
+        assertThat(queuedRan.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(spilledOn).containsExactly("virtual");
+        assertThat(warm.waiting()).isZero();
+    }
+
+    @Test
+    void aLongRunningRequestMakesNewOnesGoElsewhere() throws Exception {
+        WarmRequestThread warm = start("warm-long");
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        now.addAndGet(STALL + 1);
+        assertThat(warm.offer(() -> { })).isFalse();
+        release.countDown();
+    }
+
+    @Test
+    void closingHandsTheBacklogOnAndRefusesNewRequests() throws Exception {
+        WarmRequestThread warm = start("warm-close");
+        warmUp(warm);
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch queuedRan = new CountDownLatch(1);
+        assertThat(warm.offer(queuedRan::countDown)).isTrue();
+        warm.stopTaking();
+        assertThat(warm.offer(() -> { })).isFalse();
+        assertThat(queuedRan.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(spilledOn).containsExactly("virtual");
+        release.countDown();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
