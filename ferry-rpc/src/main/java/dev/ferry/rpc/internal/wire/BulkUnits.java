@@ -7,22 +7,23 @@ import io.netty.buffer.ByteBufAllocator;
 /**
  * The units that spread one large message over several connections to the same peer ("bulk
  * connections", or lanes). They travel in the same unit stream as {@link Chunks} (4-byte length,
- * then a marker byte that no frame starts with), and only between transports that both have bulk
+ * then a marker byte that no frame starts with: frames start with their version, 1, chunks with
+ * 0xC7, shared-memory control units with 0xC8), and only between transports that both have bulk
  * connections on.
  *
  * <pre>
  * offer (acceptor ─▶ opener, on the main connection, once, right after it is accepted):
- *   | length=13 | 0xC8 | token int64 | port int32 |      port: where lanes connect
+ *   | length=13 | 0xD0 | token int64 | port int32 |      port: where lanes connect
  * lane hello (opener ─▶ acceptor, first unit of every lane):
- *   | length=13 | 0xCA | token int64 | lane int32 |      token: the offer it answers
+ *   | length=13 | 0xD2 | token int64 | lane int32 |      token: the offer it answers
  * spread chunk (either way, on the main connection or a lane):
- *   | length    | 0xC9 | stream int32 | total int32 | offset int32 | data (length - 13 bytes) |
+ *   | length    | 0xD1 | stream int32 | total int32 | offset int32 | data (length - 13 bytes) |
  *   stream: the sender's number for the message (per main connection and direction)
  *   total:  size of the whole frame without its length prefix; offset: where data goes in it
  * done (receiver ─▶ sender, on the main connection): the spread message arrived whole
- *   | length=5  | 0xCB | stream int32 |
+ *   | length=5  | 0xD3 | stream int32 |
  * abort (sender ─▶ receiver, on the main connection): the spread message will not arrive whole
- *   | length=5  | 0xCC | stream int32 |
+ *   | length=5  | 0xD4 | stream int32 |
  * </pre>
  *
  * A spread message is cut into contiguous parts, one per lane (the main connection carries the
@@ -30,11 +31,11 @@ import io.netty.buffer.ByteBufAllocator;
  * every chunk at its offset into one buffer and decodes the frame once {@code total} bytes are in.
  */
 public final class BulkUnits {
-    public static final int OFFER = 0xC8;
-    public static final int SPREAD = 0xC9;
-    public static final int LANE_HELLO = 0xCA;
-    public static final int DONE = 0xCB;
-    public static final int ABORT = 0xCC;
+    public static final int OFFER = 0xD0;
+    public static final int SPREAD = 0xD1;
+    public static final int LANE_HELLO = 0xD2;
+    public static final int DONE = 0xD3;
+    public static final int ABORT = 0xD4;
     /** Bytes of a spread chunk unit before its data, the length prefix included. */
     public static final int SPREAD_HEADER_BYTES = 4 + 1 + 4 + 4 + 4;
     /** Bytes of a spread chunk unit before its data, without the length prefix. */
