@@ -6,6 +6,8 @@ import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
@@ -20,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The default backend's transport seen from the API: a small call is not held up by a large one,
- * a flood against a slow worker keeps memory bounded, and peers on this host talk over a Unix
+ * a flood against a slow worker keeps memory bounded (on the in-process transport too), and peers on this host talk over a Unix
  * socket unless TCP is forced.
  */
 @Timeout(120)
@@ -70,12 +72,17 @@ class TransportFlowTest {
         }
     }
 
-    @Test
-    void aFloodAgainstASlowWorkerKeepsMemoryBoundedAndThenCompletes() throws Exception {
+    static List<BackendType> backends() {
+        return List.of(BackendType.NETTY, BackendType.IN_PROCESS);
+    }
+
+    @ParameterizedTest
+    @MethodSource("backends")
+    void aFloodAgainstASlowWorkerKeepsMemoryBoundedAndThenCompletes(BackendType backend) throws Exception {
         int calls = 20_000;
         byte[] payload = new byte[64 * 1024];
         gate = new CountDownLatch(1);
-        try (LocalCluster cluster = LocalCluster.start(2)) {
+        try (LocalCluster cluster = LocalCluster.start(2, backend)) {
             RpcAgent w0 = cluster.agent(0);
             RpcAgent w1 = cluster.agent(1);
             assertThat(w0.rpcSync("worker1", Ops::noop, 1)).isEqualTo(1);
@@ -92,8 +99,8 @@ class TransportFlowTest {
                             && issuer.getState() == Thread.State.TIMED_WAITING);
             long heapGrowth = usedHeapAfterGc() - heapBefore;
             long direct = usedDirectMemory();
-            System.out.printf("flood saturated: heap growth %d MiB, direct %d MiB, receiver queued %s%n",
-                    heapGrowth / MIB, direct / MIB, w1.getDebugInfo().get("agent.server_queued_requests"));
+            System.out.printf("%s flood saturated: heap growth %d MiB, direct %d MiB, receiver queued %s%n",
+                    backend, heapGrowth / MIB, direct / MIB, w1.getDebugInfo().get("agent.server_queued_requests"));
             // Unbounded, 20,000 x 64 KiB would be 1.25 GiB queued at the sender and as much at the receiver.
             assertThat(heapGrowth).as("heap growth (bytes) under the flood").isLessThan(400 * MIB);
             assertThat(direct).as("direct memory (bytes) under the flood").isLessThan(256 * MIB);

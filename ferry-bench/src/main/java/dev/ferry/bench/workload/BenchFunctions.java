@@ -17,6 +17,14 @@ public final class BenchFunctions {
     return x;
   }
 
+  /**
+   * W1's second idle probe, run on worker1 while worker0 waits for it: this process's CPU while
+   * the calling thread sleeps {@code millis}, in percent of one core (see {@link Timing}).
+   */
+  public static double idleCpuPercent(int millis) throws InterruptedException {
+    return Timing.idleCpuPercent(java.time.Duration.ofMillis(millis));
+  }
+
   /** W3 callee: returns the array it received (a copy decoded on this worker, sent back). */
   public static float[] echo(float[] t) {
     return t;

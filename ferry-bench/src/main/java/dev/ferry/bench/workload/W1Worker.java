@@ -47,6 +47,13 @@ public final class W1Worker {
         throw new IllegalStateException("noop(1) returned " + r);
       }
       result.putAll(Stats.latencySummary(lat, loop));
+      // Not part of the workload's definition: the same probe once the JIT has settled (worker1
+      // measures itself inside a call; worker0, waiting for that call, measures itself meanwhile).
+      long cpu0 = ProcessCpuClock.nanos();
+      long wall0 = System.nanoTime();
+      double settled1 = agent.rpcSync("worker1", BenchFunctions::idleCpuPercent, (int) IDLE.toMillis());
+      result.put("idle_settled_cpu_pct_rank0", 100.0 * (ProcessCpuClock.nanos() - cpu0) / (System.nanoTime() - wall0));
+      result.put("idle_settled_cpu_pct_rank1", settled1);
     }
     result.put("idle_cpu_pct_rank" + ctx.rank(), idle);
     result.put("idle_cpu_exact_rank" + ctx.rank(), ProcessCpuClock.exact() ? 1 : 0);

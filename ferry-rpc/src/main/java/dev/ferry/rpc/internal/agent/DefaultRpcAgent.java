@@ -34,7 +34,6 @@ import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.store.Store;
-import io.netty.util.HashedWheelTimer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,7 +66,17 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DefaultRpcAgent implements RpcAgent {
     private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
     private static final String GROUP_KEY = "group-id";
-    private static final long TIMER_TICK_MILLIS = 50;
+    /**
+     * How long RRef deletes wait for a call to the owner to ride on before they travel by
+     * themselves: long enough to gather a burst into one message, short against the owner's wait.
+     */
+    private static final long SOON_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /**
+     * How often the request thread's watchdog looks while requests wait behind it: what a request
+     * queued behind a handler blocked on something other than a Ferry future waits at most, beyond
+     * the stall limit; each look wakes the timer thread.
+     */
+    private static final long WATCHDOG_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
     private static final dev.ferry.rpc.RpcFunction0<Boolean> ACK = SystemCalls::ack;
 
@@ -83,7 +92,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final PendingCalls pending = new PendingCalls();
     private final ReadThrottle throttle;
     private final AtomicLong nextCallId = new AtomicLong(1);
-    private final HashedWheelTimer timer;
+    private final AgentTimer timer;
     private final AllGathers allGathers = new AllGathers(this);
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
@@ -117,19 +126,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
         this.transport = transports.create(options, self.name(), runnable -> io.newThread(bindCurrent(runnable)));
-        // A wheel timer: every call arms a timeout and almost every one is cancelled, both O(1)
-        // here (a heap-based scheduler pays a lock and a log per call). Its thread wakes every
-        // tick even when idle: a 10 ms tick alone cost an idle worker ~1 % of a core on the 2-vCPU
-        // VM, 50 ms costs ~0.2 %; timeouts fire up to one tick late.
-        this.timer = new HashedWheelTimer(runnable -> {
-            Thread thread = new Thread(bindCurrent(runnable), "ferry-timer-" + self.name());
-            thread.setDaemon(true);
-            return thread;
-        }, TIMER_TICK_MILLIS, TimeUnit.MILLISECONDS);
+        this.timer = new AgentTimer(runnable -> new Thread(bindCurrent(runnable), "ferry-timer-" + self.name()),
+                pending::expire);
         this.userDeletes = new UserDeletes(
                 (owner, headers) -> send(owner, FunctionRefs.of(ACK), new Object[0], null, true,
                         INLINE_HEADERS.with(UserDeletes.HEADER, headers.get(UserDeletes.HEADER))),
-                task -> timer.newTimeout(expired -> task.run(), 1, TimeUnit.MILLISECONDS));
+                task -> timer.schedule(task, SOON_NANOS));
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -172,7 +174,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
                 throttle, options.spinTime().toNanos(),
-                task -> timer.newTimeout(expired -> task.run(), 1, TimeUnit.MILLISECONDS));
+                task -> timer.schedule(task, WATCHDOG_NANOS));
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -306,13 +308,11 @@ public final class DefaultRpcAgent implements RpcAgent {
             return (RpcFuture<R>) future;
         }
         Duration effective = timeout != null ? timeout : rpcTimeout;
-        if (!effective.isZero()) {
-            call.timeoutTask = timer.newTimeout(expired -> pending.fail(id, new RpcException(RpcException.Code.TIMEOUT,
-                    "RPC ran for more than set timeout (" + effective.toMillis() + " ms) and will now be marked with an"
-                            + " error: " + info.function() + " on " + callee.name())), effective.toNanos(), TimeUnit.NANOSECONDS);
-            if (future.done()) {
-                call.cancelTimeout(); // the answer came before the timeout was armed
-            }
+        if (!effective.isZero() && !future.done()) {
+            long deadline = System.nanoTime() + saturatedNanos(effective);
+            call.timeoutMillis = effective.toMillis();
+            call.deadline = deadline == 0 ? 1 : deadline;
+            timer.armed(call.deadline);
         }
         CompletableFuture<Connection> connecting = connections.get(callee);
         Connection open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
@@ -424,7 +424,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                     + " ran):\n{}", self.name(), String.join("\n", leaks));
         }
         transport.close();
-        timer.stop(); // joins the timer thread
+        timer.close(); // joins the timer thread
         try {
             storeOwner.close();
         } catch (Exception e) {
@@ -547,6 +547,14 @@ public final class DefaultRpcAgent implements RpcAgent {
                     log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());
                 }
             }
+        }
+    }
+
+    private static long saturatedNanos(Duration duration) {
+        try {
+            return duration.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return Long.MAX_VALUE / 4; // ~73 years: never, without overflowing nanoTime arithmetic
         }
     }
 }

@@ -5,7 +5,6 @@ import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.transport.Connection;
 import dev.ferry.rpc.spi.CallInfo;
 
-import io.netty.util.Timeout;
 
 /** A call this worker sent and awaits the answer of. Mutable fields are set once, before sending. */
 final class PendingCall {
@@ -16,7 +15,10 @@ final class PendingCall {
     /** The function called: its declared return type shapes the value the caller gets. */
     final FunctionRef function;
     volatile Connection connection;
-    volatile Timeout timeoutTask;
+    /** When the call times out ({@link System#nanoTime()}); 0: never. */
+    volatile long deadline;
+    /** The timeout the deadline came from, for the error message. */
+    volatile long timeoutMillis;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function) {
         this.function = function;
@@ -24,12 +26,5 @@ final class PendingCall {
         this.info = info;
         this.future = future;
         this.system = system;
-    }
-
-    void cancelTimeout() {
-        Timeout task = timeoutTask;
-        if (task != null) {
-            task.cancel();
-        }
     }
 }

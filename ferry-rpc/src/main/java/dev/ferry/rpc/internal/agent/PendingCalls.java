@@ -29,7 +29,6 @@ final class PendingCalls {
     PendingCall remove(long id) {
         PendingCall call = calls.remove(id);
         if (call != null) {
-            call.cancelTimeout();
             if (!call.system) {
                 userCalls.decrement();
             }
@@ -43,6 +42,28 @@ final class PendingCalls {
         if (call != null) {
             FutureCompleter.tryFail(call.future, error);
         }
+    }
+
+    /**
+     * Fails the calls whose deadline is not after {@code now} with a timeout; returns the earliest
+     * deadline of the others ({@code Long.MAX_VALUE}: none has one). The agent's timer runs this.
+     */
+    long expire(long now) {
+        long earliest = Long.MAX_VALUE;
+        for (PendingCall call : calls.values()) {
+            long deadline = call.deadline;
+            if (deadline == 0) {
+                continue;
+            }
+            if (deadline - now <= 0) {
+                fail(call.id, new RpcException(RpcException.Code.TIMEOUT, "RPC ran for more than set timeout ("
+                        + call.timeoutMillis + " ms) and will now be marked with an error: " + call.info.function()
+                        + " on " + call.info.callee().name()));
+            } else if (deadline < earliest) {
+                earliest = deadline;
+            }
+        }
+        return earliest;
     }
 
     /** Fails every call sent on {@code connection}. */

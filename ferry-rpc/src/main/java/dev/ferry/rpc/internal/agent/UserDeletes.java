@@ -21,13 +21,13 @@ import java.util.function.Consumer;
 /**
  * Coalesces the RRef protocol's user deletes per owner. PyTorch sends one message (and gets one
  * acknowledgement) per deleted fork; here a delete waits for the next call to its owner and rides
- * in that call's header, and the deletes no call picks up within a timer tick travel together in
+ * in that call's header, and the deletes no call picks up within ~10 ms travel together in
  * one system call. Either way the owner applies them as it reads the message, before the call
  * runs, so a delete is done when that message is answered (any answer: the owner has read it).
  *
  * <pre>
  *   close() ─▶ add(owner, rref, fork) ─▶ batch for owner ─┬─ next call to owner takes it (header)
- *                                                          └─ timer tick: flush as one system call
+ *                                                          └─ ~10 ms later: flush as one system call
  *   owner: header "ferry-rref-deletes" = int32 n, then n × (int32 rrefOn, int64 rrefLocal, int32 forkOn, int64 forkLocal)
  * </pre>
  *
@@ -107,7 +107,7 @@ final class UserDeletes {
         return headers.with(HEADER, batch.encode());
     }
 
-    /** Sends every waiting batch now (graceful shutdown: nothing waits for a timer tick). */
+    /** Sends every waiting batch now (graceful shutdown: nothing waits for the timer). */
     void flushAll() {
         List<Batch> all;
         synchronized (this) {

@@ -33,7 +33,7 @@ import java.util.function.LongSupplier;
  *   <li>when a request arrives and the running one has taken more than {@link #STALL_NANOS};</li>
  *   <li>when the watchdog, armed through {@code schedule} while the backlog is not empty, finds the
  *       running request older than {@link #STALL_NANOS} (a handler blocked on anything else: a
- *       lock, I/O, a sleep; it waits at most a timer tick or two).</li>
+ *       lock, I/O, a sleep; it waits at most the watchdog's period, 10 ms, beyond that).</li>
  * </ul>
  *
  * <pre>
@@ -79,7 +79,7 @@ final class WarmRequestThread {
     /**
      * @param spillTo  runs requests that leave the backlog (on virtual threads); must accept them
      *                 until {@link #close} returns (it handles its own rejections)
-     * @param schedule runs a task about one timer tick later (the watchdog)
+     * @param schedule runs a task a little later on another thread (the watchdog)
      */
     WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule) {
         this(name, spinNanos, spillTo, schedule, System::nanoTime, STALL_NANOS, MAX_QUEUE_WAIT_NANOS);

@@ -16,9 +16,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -304,48 +302,24 @@ final class LargeBufferPool {
     /** One allocation of direct memory and its free ranges (offset to length, never adjacent). */
     private static final class Region {
         final ByteBuffer memory;
-        final TreeMap<Integer, Integer> free = new TreeMap<>();
+        final FreeRanges free;
 
         Region(ByteBuffer memory) {
             this.memory = memory;
-            free.put(0, memory.capacity());
+            this.free = new FreeRanges(0, memory.capacity());
         }
 
         /** Takes {@code length} bytes from the first free range large enough: its offset, or -1. */
         int take(int length) {
-            for (Map.Entry<Integer, Integer> range : free.entrySet()) {
-                int size = range.getValue();
-                if (size >= length) {
-                    int offset = range.getKey();
-                    // Read before removing: TreeMap may reuse the removed entry for its successor.
-                    free.remove(offset);
-                    if (size > length) {
-                        free.put(offset + length, size - length);
-                    }
-                    return offset;
-                }
-            }
-            return -1;
+            return free.take(length);
         }
 
         void release(int offset, int length) {
-            Map.Entry<Integer, Integer> before = free.floorEntry(offset);
-            if (before != null && before.getKey() + before.getValue() == offset) {
-                offset = before.getKey();
-                length += before.getValue();
-                free.remove(before.getKey());
-            }
-            Integer after = free.get(offset + length);
-            if (after != null) {
-                free.remove(offset + length);
-                length += after;
-            }
-            free.put(offset, length);
+            free.release(offset, length);
         }
 
         boolean isWhollyFree() {
-            Integer whole = free.get(0);
-            return whole != null && whole == memory.capacity();
+            return free.whollyFree();
         }
     }
 

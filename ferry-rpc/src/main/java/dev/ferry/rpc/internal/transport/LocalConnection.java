@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.concurrent.SerializingExecutor;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -11,12 +12,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.channels.ClosedChannelException;
+import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * One end of an in-process connection. A send encodes on the sender's thread and queues the frame
  * on the other end, which decodes and reports it on its own transport's threads, in order.
+ *
+ * <p>Flow control: {@code unreadBytes} counts what this end sent and the peer has not taken in
+ * yet; a sender on an ordinary thread waits while it is over the transport's
+ * {@code sendQueueBytes}. A paused end keeps arriving frames in {@code held} until it resumes.
  *
  * <p>This class is thread-safe.
  */
@@ -30,6 +38,12 @@ final class LocalConnection implements Connection {
     private LocalConnection peer;
     private volatile boolean open = true; // written under this
     private volatile Object attachment;
+    /** Bytes this end sent that the peer has not taken in (decoded) yet. */
+    private final AtomicLong unreadBytes = new AtomicLong();
+    private final Object room = new Object();
+    /** Frames that arrived while this end was paused, in order; touched only by its events. */
+    private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
+    private volatile boolean paused;
 
     LocalConnection(LocalTransport owner, String remoteAddress) {
         this.owner = owner;
@@ -55,15 +69,90 @@ final class LocalConnection implements Connection {
     public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
         // Encoding here, as NettyTransport does, throws an oversized message at the sender.
         ByteBuf frame = FrameCodec.encode(message, ByteBufAllocator.DEFAULT, owner.maxFrameBytes());
+        if (!owner.isOwnThread() && !NonBlockingThreads.currentIsNonBlocking()) {
+            try {
+                awaitRoom();
+            } catch (RuntimeException e) {
+                frame.release();
+                throw e;
+            }
+        }
+        long size = frame.readableBytes();
         boolean queued;
         // Under the lock so that sends are queued in call order and none slips in after close.
         synchronized (this) {
-            queued = open && peer.deliver(() -> peer.receive(frame));
+            queued = open && peer.deliver(() -> peer.arrived(frame));
+            if (queued) {
+                unreadBytes.addAndGet(size);
+            }
         }
         if (!queued) {
             frame.release();
             onFailure.accept(new ClosedChannelException());
         }
+    }
+
+    /** Waits while this end has more than the limit unread at its peer, bounded by the timeout. */
+    private void awaitRoom() {
+        long limit = owner.sendQueueBytes();
+        if (unreadBytes.get() <= limit) {
+            return;
+        }
+        Duration timeout = owner.sendQueueTimeout();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (room) {
+            try {
+                while (unreadBytes.get() > limit && open) {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        throw new RpcException(RpcException.Code.TIMEOUT, "the send queue to " + remoteAddress
+                                + " stayed above " + limit + " bytes for " + timeout + " (the peer reads too slowly)");
+                    }
+                    room.wait(Math.max(1, left / 1_000_000));
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RpcException(RpcException.Code.INTERNAL, "interrupted while waiting to send", e);
+            }
+        }
+    }
+
+    /** The peer took in {@code bytes} this end sent. */
+    private void taken(long bytes) {
+        long left = unreadBytes.addAndGet(-bytes);
+        if (left <= owner.sendQueueBytes()) {
+            synchronized (room) {
+                room.notifyAll();
+            }
+        }
+    }
+
+    @Override
+    public void pauseReading(boolean pause) {
+        paused = pause;
+        if (!pause) {
+            deliver(this::releaseHeld); // behind whatever is queued, in this end's order
+        }
+    }
+
+    /** A frame from the peer, on this end's events: taken in now, or held while paused. */
+    private void arrived(ByteBuf frame) {
+        if (paused || !held.isEmpty()) {
+            held.addLast(frame);
+            return;
+        }
+        take(frame);
+    }
+
+    private void releaseHeld() {
+        while (!paused && !held.isEmpty()) {
+            take(held.pollFirst());
+        }
+    }
+
+    private void take(ByteBuf frame) {
+        peer.taken(frame.readableBytes());
+        receive(frame);
     }
 
     private void receive(ByteBuf frame) {
@@ -88,6 +177,14 @@ final class LocalConnection implements Connection {
         }
     }
 
+    private void dropHeld() {
+        while (!held.isEmpty()) {
+            ByteBuf frame = held.pollFirst();
+            peer.taken(frame.readableBytes());
+            frame.release();
+        }
+    }
+
     @Override
     public boolean isActive() {
         return open;
@@ -104,6 +201,12 @@ final class LocalConnection implements Connection {
                 return;
             }
             open = false;
+        }
+        synchronized (room) {
+            room.notifyAll(); // senders waiting for room fail their sends now
+        }
+        if (!deliver(this::dropHeld)) {
+            dropHeld(); // no event runs any more: nothing else touches 'held'
         }
         owner.forget(this);
         deliver(() -> owner.listener().onClosed(this, cause));

@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +27,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *   close ─────────────────────────▶ queue ──▶ (after what was sent before) listener.onClosed
  * </pre>
  *
+ * <p>Flow control as over sockets: bytes an end has sent and its peer not yet taken in are counted
+ * against {@code sendQueueBytes}; past that, a sender on an ordinary thread waits (bounded by
+ * {@code sendQueueTimeout}) and a transport thread never does. A paused end
+ * ({@link Connection#pauseReading}) holds what arrives, so its sender soon waits.
+ *
  * <p>Each connection end delivers its events in order on the receiving transport's threads, so the
  * listener contract (never block, per-connection order) is the same as {@link NettyTransport}'s.
  * Connecting to an address of another JVM fails: this transport only joins workers of one process.
@@ -38,6 +44,8 @@ public final class LocalTransport implements Transport {
 
     private final String name;
     private final long maxFrameBytes;
+    private final long sendQueueBytes;
+    private final Duration sendQueueTimeout;
     private final ExecutorService threads;
     private final Set<Thread> ownThreads = ConcurrentHashMap.newKeySet();
     private final Set<LocalConnection> connections = ConcurrentHashMap.newKeySet();
@@ -53,8 +61,20 @@ public final class LocalTransport implements Transport {
      * @param threadFactory makes the delivering threads
      */
     public LocalTransport(String name, int ioThreads, long maxFrameBytes, ThreadFactory threadFactory) {
+        this(name, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), threadFactory);
+    }
+
+    /**
+     * @param sendQueueBytes   bytes one connection end may have sent and its peer not yet taken in
+     *                         before senders wait (the peer paused reading, or is slow)
+     * @param sendQueueTimeout how long a sender waits for room before its send fails (TIMEOUT)
+     */
+    public LocalTransport(String name, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                          Duration sendQueueTimeout, ThreadFactory threadFactory) {
         this.name = name;
         this.maxFrameBytes = maxFrameBytes;
+        this.sendQueueBytes = sendQueueBytes;
+        this.sendQueueTimeout = sendQueueTimeout;
         this.threads = Executors.newFixedThreadPool(ioThreads, task -> {
             Thread thread = threadFactory.newThread(task);
             ownThreads.add(thread);
@@ -124,6 +144,19 @@ public final class LocalTransport implements Transport {
 
     TransportListener listener() {
         return listener;
+    }
+
+    long sendQueueBytes() {
+        return sendQueueBytes;
+    }
+
+    Duration sendQueueTimeout() {
+        return sendQueueTimeout;
+    }
+
+    /** Whether the calling thread delivers this transport's events (it must never wait). */
+    boolean isOwnThread() {
+        return ownThreads.contains(Thread.currentThread());
     }
 
     long maxFrameBytes() {

@@ -15,7 +15,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * This worker's shared-memory segment: a file in a memory file system ({@code /dev/shm}), mode
@@ -56,7 +55,7 @@ final class SharedSegment {
     private final MappedByteBuffer memory;
     private final long token;
     // Under this.
-    private final TreeMap<Integer, Integer> free = new TreeMap<>();
+    private final FreeRanges free;
     private final Map<Integer, Lease> lent = new HashMap<>();
     private long lentBytes;
     private long strandedBytes;
@@ -71,7 +70,7 @@ final class SharedSegment {
         this.owner = owner;
         this.memory = memory;
         this.token = token;
-        free.put(HEADER_BYTES, memory.capacity() - HEADER_BYTES);
+        this.free = new FreeRanges(HEADER_BYTES, memory.capacity());
     }
 
     /** Creates and maps a segment of {@code dataBytes} (rounded to granules) in {@code dir}. */
@@ -161,24 +160,16 @@ final class SharedSegment {
     synchronized Taken take(int length, Object owner) {
         int units = (int) (((long) length + GRANULE - 1) / GRANULE);
         long rangeLength = (long) units * GRANULE;
-        for (Map.Entry<Integer, Integer> range : free.entrySet()) {
-            int size = range.getValue();
-            if (size >= rangeLength) {
-                int offset = range.getKey();
-                // Read before removing: TreeMap may reuse the removed entry for its successor.
-                free.remove(offset);
-                if (size > rangeLength) {
-                    free.put(offset + (int) rangeLength, size - (int) rangeLength);
-                }
-                lent.put(offset, new Lease((int) rangeLength, owner));
-                long before = lentBytes;
-                lentBytes += rangeLength;
-                boolean fresh = offset + rangeLength > touched;
-                touched = (int) Math.max(touched, offset + rangeLength);
-                return new Taken(new SharedBuffers.Range(offset, memory.slice(offset, length)), fresh, before);
-            }
+        int offset = free.take((int) rangeLength);
+        if (offset < 0) {
+            return null;
         }
-        return null;
+        lent.put(offset, new Lease((int) rangeLength, owner));
+        long before = lentBytes;
+        lentBytes += rangeLength;
+        boolean fresh = offset + rangeLength > touched;
+        touched = (int) Math.max(touched, offset + rangeLength);
+        return new Taken(new SharedBuffers.Range(offset, memory.slice(offset, length)), fresh, before);
     }
 
     /**
@@ -203,7 +194,7 @@ final class SharedSegment {
         }
         lent.remove((int) offset);
         lentBytes -= lease.length;
-        free((int) offset, lease.length);
+        free.release((int) offset, lease.length);
         return null;
     }
 
@@ -232,21 +223,6 @@ final class SharedSegment {
         } finally {
             Files.deleteIfExists(path);
         }
-    }
-
-    private void free(int offset, int length) {
-        Map.Entry<Integer, Integer> before = free.floorEntry(offset);
-        if (before != null && before.getKey() + before.getValue() == offset) {
-            offset = before.getKey();
-            length += before.getValue();
-            free.remove(before.getKey());
-        }
-        Integer after = free.get(offset + length);
-        if (after != null) {
-            free.remove(offset + length);
-            length += after;
-        }
-        free.put(offset, length);
     }
 
     private static final class Lease {

@@ -22,7 +22,7 @@ public interface TransportFactory {
             SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
-            options.maxMessageBytes(), threads);
+            options.maxMessageBytes(), options.sendQueueBytes(), options.sendQueueTimeout(), threads);
 
     Transport create(RpcBackendOptions options, String workerName, ThreadFactory threads);
 }
