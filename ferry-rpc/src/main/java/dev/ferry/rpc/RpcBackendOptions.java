@@ -71,10 +71,19 @@ import java.util.Objects;
  *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
  *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
  *       the application no longer references the buffer (found by the garbage collector). When no free
- *       memory fits and 64 MiB or more are lent (or the pool is full), the transport calls {@link System#gc()}
- *       rather than touch fresh memory (at most every 5 ms, less often while collections return nothing; the
- *       JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
+ *       memory fits and a third of the pool (at least 64 MiB) or more is lent (or the pool is full), the
+ *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while
+ *       collections return nothing; the JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
  *       heaps where a full collection is costly); past the limit it uses a fresh buffer per message</td></tr>
+ *   <tr><td>bulkConnections</td><td>1 ({@code FERRY_BULK_CONNECTIONS})</td><td>TCP connections per pair of workers
+ *       over which one large message (4 MiB or more, without headers) is spread, in contiguous parts, each
+ *       connection with an event loop of its own: 1 is the main connection alone; with N, N − 1 bulk connections
+ *       are opened on demand (by the worker that opened the main connection, at the first large message either
+ *       way) and both directions use them. The receiver writes every part into the same reused memory. A bulk
+ *       connection that fails fails only the large messages in flight on it ({@code UNAVAILABLE}, naming it);
+ *       the main connection and the others stay, and missing ones are opened again for a later message. Both
+ *       workers need the option (the accepting one offers the connections). TCP only; Unix sockets always use one
+ *       connection</td></tr>
  *   <tr><td>sharedMemoryBytes</td><td>512 MiB ({@code FERRY_SHM_MIB}; {@code FERRY_SHM=0}: 0)</td><td>size of
  *       this worker's shared-memory segment for same-host peers (with {@code unixSockets}; 0: off). Out-of-band
  *       buffers of 256 KiB or more to a peer on this host are copied once into it and the peer reads them in
@@ -112,6 +121,8 @@ public final class RpcBackendOptions implements BackendOptions {
     /** Default call timeout, as PyTorch's. */
     public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_NUM_WORKER_THREADS = 16;
+    /** Most TCP connections one large message may be spread over. */
+    public static final int MAX_BULK_CONNECTIONS = 8;
 
     private final String initMethod;
     private final Duration rpcTimeout;
@@ -135,9 +146,11 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long maxQueuedRequestBytes;
     private final Duration spinTime;
     private final long receiveBufferPoolBytes;
+    private final int bulkConnections;
     private final long sharedMemoryBytes;
 
     private RpcBackendOptions(Builder b) {
+        this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
         this.sharedMemoryBytes = b.sharedMemoryBytes;
@@ -276,6 +289,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return receiveBufferPoolBytes;
     }
 
+    /** TCP connections per pair of workers large messages are spread over (1: the main connection only). */
+    public int bulkConnections() {
+        return bulkConnections;
+    }
+
     /** Size of the shared-memory segment for same-host peers; 0: no shared memory. */
     public long sharedMemoryBytes() {
         return sharedMemoryBytes;
@@ -312,6 +330,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private int maxQueuedRequests = 1024;
         private long maxQueuedRequestBytes = 256L << 20;
         private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
+        private int bulkConnections = Math.max(1, Math.min(MAX_BULK_CONNECTIONS, envInt("FERRY_BULK_CONNECTIONS", 1)));
         private long sharedMemoryBytes = "0".equals(System.getenv("FERRY_SHM"))
                 || "false".equalsIgnoreCase(System.getenv("FERRY_SHM")) ? 0
                 : (long) Math.max(0, envInt("FERRY_SHM_MIB", 512)) << 20;
@@ -342,6 +361,7 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             spinTime = o.spinTime;
             receiveBufferPoolBytes = o.receiveBufferPoolBytes;
+            bulkConnections = o.bulkConnections;
             sharedMemoryBytes = o.sharedMemoryBytes;
         }
 
@@ -510,6 +530,18 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("receiveBufferPoolBytes must not be negative, got " + value);
             }
             this.receiveBufferPoolBytes = value;
+            return this;
+        }
+
+        /**
+         * TCP connections per pair of workers over which a large message is spread (1 to
+         * {@value RpcBackendOptions#MAX_BULK_CONNECTIONS}; see the table above).
+         */
+        public Builder bulkConnections(int value) {
+            if (value < 1 || value > MAX_BULK_CONNECTIONS) {
+                throw invalid("bulkConnections must be between 1 and " + MAX_BULK_CONNECTIONS + ", got " + value);
+            }
+            this.bulkConnections = value;
             return this;
         }
 

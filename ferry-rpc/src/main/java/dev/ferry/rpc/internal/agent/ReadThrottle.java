@@ -82,9 +82,11 @@ final class ReadThrottle {
      * connection paused for good, with nothing left to resume it).
      */
     private void resumeAll() {
-        for (Connection connection : paused) {
+        // Forgotten before resumed: a connection reading again is never still counted as paused.
+        java.util.List<Connection> resume = new java.util.ArrayList<>(paused);
+        paused.clear();
+        for (Connection connection : resume) {
             connection.pauseReading(false);
         }
-        paused.clear();
     }
 }

@@ -3,6 +3,7 @@ package dev.ferry.rpc.internal.transport;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -48,6 +49,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -76,6 +78,14 @@ import java.util.function.Consumer;
  * it ({@link DirectReadAllocator}). Unix sockets get 4 MiB socket buffers. {@link Connection#pauseReading}
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
+ *
+ * <h2>Bulk connections</h2>
+ * With {@code bulkConnections} N &gt; 1 (both sides), every TCP connection is the main connection of
+ * a {@link BulkGroup}: the accepting side offers a second listening port, the opening side opens
+ * N − 1 more connections to it when large messages start to flow (either way), each on an event
+ * loop of a group of their own, and large unordered messages are spread over all N
+ * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
+ * reported to the listener, and fail only the large messages in flight on them.
  *
  * <h2>Shared memory</h2>
  * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
@@ -112,12 +122,27 @@ public final class NettyTransport implements Transport {
      * @param hostId           identifies this host; peers with the same id use the Unix socket
      * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
      * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
+     * @param bulkConnections  TCP connections per peer connection over which large messages are spread
+     *                         ({@link BulkGroup}): 1 for the main connection alone
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes) {
+                           long receivePoolBytes, int bulkConnections) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
+
+        /** Without bulk connections. */
+        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                        long receivePoolBytes) {
+            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
+                    spinNanos, receivePoolBytes, 1);
+        }
+
+        public Settings withBulkConnections(int value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value);
+        }
 
         /** TCP only, default queue limits: for tests. */
         public static Settings tcp(String bindHost, int ioThreads, long maxFrameBytes) {
@@ -127,13 +152,18 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections);
         }
     }
 
     private final Settings settings;
     private final boolean epoll;
     private final EventLoopGroup group;
+    /** Event loops of bulk connections (one per lane), or null without them. */
+    private final EventLoopGroup bulkLoops;
+    /** Accepted main connections that offered bulk connections, by the token of their offer. */
+    private final Map<Long, NettyConnection> offered = new ConcurrentHashMap<>();
+    private volatile int bulkPort = -1;
     private final ChannelGroup channels;
     private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
@@ -170,6 +200,12 @@ public final class NettyTransport implements Transport {
             ioThreadsStarted.add(thread);
             return thread;
         }, ioHandler);
+        this.bulkLoops = settings.bulkConnections() <= 1 ? null
+                : new MultiThreadIoEventLoopGroup(settings.bulkConnections() - 1, runnable -> {
+                    Thread thread = threads.newThread(runnable);
+                    ioThreadsStarted.add(thread);
+                    return thread;
+                }, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
@@ -195,10 +231,64 @@ public final class NettyTransport implements Transport {
                     "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
+        if (bulkLoops != null) {
+            listenForLanes();
+        }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
         return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
+    }
+
+    /** Listens for bulk connections on a port of their own; without it, no bulk connections are offered. */
+    private void listenForLanes() {
+        try {
+            Channel server = new ServerBootstrap()
+                    .group(group, bulkLoops)
+                    .channel(serverChannelType)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .childHandler(new LaneInitializer(null, 0))
+                    .bind(settings.bindHost(), 0).sync().channel();
+            channels.add(server);
+            bulkPort = ((InetSocketAddress) server.localAddress()).getPort();
+        } catch (Exception e) {
+            log.warn("cannot listen for bulk connections, large messages use one connection: {}", e.toString());
+        }
+    }
+
+    /** Opens lane {@code index} of {@code bulk} (opener side). */
+    private CompletableFuture<BulkGroup.Lane> openLane(BulkGroup bulk, int index) {
+        CompletableFuture<BulkGroup.Lane> result = new CompletableFuture<>();
+        InetSocketAddress main = (InetSocketAddress) bulk.mainChannel().remoteAddress();
+        LaneInitializer initializer = new LaneInitializer(bulk, index);
+        try {
+            new Bootstrap()
+                    .group(bulkLoops)
+                    .channel(channelType)
+                    .option(ChannelOption.TCP_NODELAY, true)
+                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
+                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+                    .handler(initializer)
+                    .connect(main.getAddress(), bulk.port())
+                    .addListener((ChannelFutureListener) f -> {
+                        if (!f.isSuccess()) {
+                            result.completeExceptionally(f.cause());
+                            return;
+                        }
+                        LaneState state = f.channel().attr(LANE).get();
+                        // The hello is the lane's first unit: queued before any part can be.
+                        f.channel().writeAndFlush(BulkUnits.laneHello(f.channel().alloc(), bulk.token(), index));
+                        NettyConnection connection = bulk.mainChannel().attr(CONNECTION).get();
+                        if (connection != null && connection.readingPaused()) {
+                            f.channel().config().setAutoRead(false);
+                        }
+                        result.complete(state.lane);
+                    });
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return result;
     }
 
     /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
@@ -307,6 +397,9 @@ public final class NettyTransport implements Transport {
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
+            if (bulkLoops != null) {
+                bulkLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
+            }
             // The group reports termination just before its threads return: wait for them, so a
             // closed transport has no thread left (leak checks count them).
             for (Thread thread : ioThreadsStarted) {
@@ -351,6 +444,15 @@ public final class NettyTransport implements Transport {
         }
     }
 
+    /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
+    private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
+    }
+
+    /** Test hooks: the bulk connections of {@code connection}, null without them. */
+    static BulkGroup bulkOf(Connection connection) {
+        return connection instanceof NettyConnection netty ? netty.bulk : null;
+    }
+
     /** Where a peer listens, as {@link #start} wrote it. */
     record PeerAddress(String host, int port, String socket, String hostId) {
         static PeerAddress parse(String address) {
@@ -392,24 +494,160 @@ public final class NettyTransport implements Transport {
         protected void initChannel(Channel channel) {
             SharedMemory shm = sharedMemory;
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
-            NettyConnection connection = new NettyConnection(channel, kind, link);
+            // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
+            BulkGroup bulk = null;
+            if (bulkLoops != null && "tcp".equals(kind) && (!accepted || bulkPort >= 0)) {
+                long token = accepted ? nextToken() : 0;
+                bulk = new BulkGroup(channel, !accepted, settings.bulkConnections() - 1, token, receivePool,
+                        NettyTransport.this::openLane);
+            }
+            NettyConnection connection = new NettyConnection(channel, kind, link, bulk);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
-            long unitLimit = Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Chunks.OVERHEAD;
             FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());
             }
-            UnitReader units = new UnitReader(assembler, unitLimit, message -> listener.onMessage(connection, message));
+            if (bulk != null) {
+                assembler.spreadTo(bulk.receiver());
+                bulk.receiver().setDelivery(connection::deliverSpread);
+            }
+            UnitReader units = new UnitReader(assembler, unitLimit(), connection::deliver, connection.control());
             channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection, assembler));
+            if (bulk != null && accepted) {
+                offered.put(bulk.token(), connection);
+                BulkGroup group = bulk;
+                channel.closeFuture().addListener(f -> offered.remove(group.token()));
+                channel.eventLoop().execute(() -> channel.writeAndFlush(
+                        BulkUnits.offer(channel.alloc(), group.token(), bulkPort), channel.voidPromise()));
+            }
             if (accepted) {
                 listener.onAccepted(connection);
             }
+        }
+    }
+
+    private long unitLimit() {
+        return Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
+    }
+
+    private long nextToken() {
+        long token;
+        do {
+            token = java.util.concurrent.ThreadLocalRandom.current().nextLong();
+        } while (token == 0 || offered.containsKey(token));
+        return token;
+    }
+
+    /** A bulk connection's own state: its queue, its reader's assembler, and once known its lane. */
+    private static final class LaneState {
+        final OutboundQueue outbound;
+        final FrameAssembler assembler;
+        volatile BulkGroup.Lane lane;
+
+        LaneState(OutboundQueue outbound, FrameAssembler assembler) {
+            this.outbound = outbound;
+            this.assembler = assembler;
+        }
+    }
+
+    private static final AttributeKey<LaneState> LANE = AttributeKey.valueOf("ferry.lane");
+
+    /**
+     * Sets up a bulk connection: opened ({@code bulk} given, lane {@code index}) or accepted (null:
+     * it names its group in its hello, its first unit). It carries spread chunks only.
+     */
+    private final class LaneInitializer extends ChannelInitializer<Channel> {
+        private final BulkGroup bulk;
+        private final int index;
+
+        LaneInitializer(BulkGroup bulk, int index) {
+            this.bulk = bulk;
+            this.index = index;
+        }
+
+        @Override
+        protected void initChannel(Channel channel) {
+            channels.add(channel);
+            OutboundQueue outbound = new OutboundQueue(channel, Long.MAX_VALUE);
+            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, null, false);
+            LaneState state = new LaneState(outbound, assembler);
+            channel.attr(LANE).set(state);
+            if (bulk != null) {
+                state.lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, outbound);
+                assembler.spreadTo(bulk.receiver());
+            }
+            BulkControl control = bulk != null ? BulkControl.NONE : new BulkControl() {
+                @Override
+                public void laneHello(long token, int lane) {
+                    acceptLane(channel, state, token, lane);
+                }
+            };
+            UnitReader units = new UnitReader(assembler, unitLimit(), message -> {
+                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a whole message on a bulk connection");
+            }, control);
+            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            channel.pipeline()
+                    .addLast("units", units)
+                    .addLast("lane", new LaneHandler(state));
+        }
+    }
+
+    /** An accepted bulk connection named its group: it joins it, or closes when the group is unknown. */
+    private void acceptLane(Channel channel, LaneState state, long token, int index) {
+        NettyConnection main = offered.get(token);
+        if (main == null || state.lane != null) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection for an unknown connection");
+        }
+        BulkGroup.Lane lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, state.outbound);
+        state.lane = lane;
+        state.assembler.spreadTo(main.bulk.receiver());
+        if (!main.bulk.laneUp(lane)) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection " + index + " not wanted");
+        }
+        if (main.readingPaused()) {
+            channel.config().setAutoRead(false);
+        }
+    }
+
+    /** Writes a lane's queue when it becomes writable; closes it on errors, failing what used it. */
+    private static final class LaneHandler extends ChannelInboundHandlerAdapter {
+        private final LaneState state;
+
+        LaneHandler(LaneState state) {
+            this.state = state;
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (ctx.channel().isWritable()) {
+                state.outbound.drain();
+            }
+            ctx.fireChannelWritabilityChanged();
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            BulkGroup.Lane lane = state.lane;
+            if (lane != null && lane.failure == null) {
+                lane.failure = cause;
+            }
+            log.warn("closing bulk connection to {}: {}", ctx.channel().remoteAddress(), cause.toString());
+            ctx.close();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            state.assembler.clear();
+            BulkGroup.Lane lane = state.lane;
+            Throwable cause = lane != null && lane.failure != null ? lane.failure : new ClosedChannelException();
+            state.outbound.failAll(cause);
+            ctx.fireChannelInactive();
         }
     }
 
@@ -445,6 +683,10 @@ public final class NettyTransport implements Transport {
         public void channelInactive(ChannelHandlerContext ctx) {
             assembler.clear();
             connection.outbound.failAll(failure != null ? failure : new ClosedChannelException());
+            if (connection.bulk != null) {
+                connection.bulk.close(failure);
+                connection.releaseParked();
+            }
             listener.onClosed(connection, failure);
         }
     }
@@ -454,13 +696,140 @@ public final class NettyTransport implements Transport {
         private final String kind;
         private final OutboundQueue outbound;
         private final SharedMemoryLink link;
+        /** Its bulk connections, or null without them. */
+        private final BulkGroup bulk;
         private volatile Object attachment;
+        /** Paused by {@link #pauseReading} (the agent's throttle). */
+        private volatile boolean throttled;
+        /**
+         * Messages held back, on the event loop only: an ordered message waiting for the spread messages
+         * sent before it, and everything read after it.
+         */
+        private final java.util.ArrayDeque<Parked> parked = new java.util.ArrayDeque<>();
 
-        NettyConnection(Channel channel, String kind, SharedMemoryLink link) {
+        NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk) {
             this.channel = channel;
             this.kind = kind;
             this.link = link;
-            this.outbound = new OutboundQueue(channel, settings.sendQueueBytes());
+            this.bulk = bulk;
+            this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
+            if (bulk != null) {
+                bulk.setMainQueue(outbound);
+            }
+        }
+
+        /** What this connection does with bulk-connection units. */
+        BulkControl control() {
+            if (bulk == null) {
+                return BulkControl.NONE;
+            }
+            return new BulkControl() {
+                @Override
+                public void offer(long token, int port) {
+                    bulk.offered(token, port);
+                }
+
+                @Override
+                public void done(int stream) {
+                    bulk.done(stream);
+                }
+
+                @Override
+                public void abort(int stream) {
+                    bulk.receiver().abort(stream);
+                    pump();
+                }
+
+                @Override
+                public void largeArriving() {
+                    bulk.wanted();
+                }
+            };
+        }
+
+        /** A message read on this connection (event loop). */
+        void deliver(InboundMessage message) {
+            if (bulk == null) {
+                listener.onMessage(this, message);
+                return;
+            }
+            Set<Integer> earlier = message.headers().isEmpty() ? null : bulk.receiver().earlier();
+            if (parked.isEmpty() && (earlier == null || earlier.isEmpty())) {
+                listener.onMessage(this, message);
+                return;
+            }
+            parked.add(new Parked(message, earlier, -1));
+            pump();
+        }
+
+        /** A spread message arrived whole, on this connection's event loop or a lane's. */
+        void deliverSpread(int stream, InboundMessage message) {
+            if (!channel.eventLoop().inEventLoop()) {
+                try {
+                    channel.eventLoop().execute(() -> deliverSpread(stream, message));
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closing: the message is dropped with the connection
+                }
+                return;
+            }
+            if (parked.isEmpty()) {
+                bulk.receiver().finished(stream);
+                listener.onMessage(this, message);
+                return;
+            }
+            // Before the first held message that waits for it (it was sent before that one), else last.
+            java.util.Iterator<Parked> it = parked.iterator();
+            java.util.ArrayDeque<Parked> reordered = new java.util.ArrayDeque<>(parked.size() + 1);
+            boolean placed = false;
+            while (it.hasNext()) {
+                Parked next = it.next();
+                if (!placed && next.earlier != null && next.earlier.contains(stream)) {
+                    reordered.add(new Parked(message, null, stream));
+                    placed = true;
+                }
+                reordered.add(next);
+            }
+            if (!placed) {
+                reordered.add(new Parked(message, null, stream));
+            }
+            parked.clear();
+            parked.addAll(reordered);
+            pump();
+        }
+
+        /** Delivers held messages whose turn has come; reading stays off while some wait. */
+        private void pump() {
+            while (!parked.isEmpty()) {
+                Parked head = parked.peek();
+                if (head.earlier != null) {
+                    head.earlier.removeIf(stream -> !bulk.receiver().isPending(stream));
+                    if (!head.earlier.isEmpty()) {
+                        applyAutoRead();
+                        return;
+                    }
+                }
+                parked.poll();
+                if (head.stream >= 0) {
+                    bulk.receiver().finished(head.stream);
+                }
+                listener.onMessage(this, head.message);
+            }
+            applyAutoRead();
+        }
+
+        /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
+        void releaseParked() {
+            while (!parked.isEmpty()) {
+                listener.onMessage(this, parked.poll().message);
+            }
+        }
+
+        boolean readingPaused() {
+            return throttled;
+        }
+
+        private void applyAutoRead() {
+            channel.config().setAutoRead(!throttled && parked.isEmpty());
         }
 
         @Override
@@ -484,7 +853,23 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void pauseReading(boolean paused) {
-            channel.config().setAutoRead(!paused);
+            throttled = paused;
+            if (bulk == null) {
+                channel.config().setAutoRead(!paused);
+                return;
+            }
+            for (BulkGroup.Lane lane : bulk.activeLanes()) {
+                lane.channel.config().setAutoRead(!paused);
+            }
+            if (channel.eventLoop().inEventLoop()) {
+                applyAutoRead();
+            } else {
+                try {
+                    channel.eventLoop().execute(this::applyAutoRead);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    // closed
+                }
+            }
         }
 
         @Override

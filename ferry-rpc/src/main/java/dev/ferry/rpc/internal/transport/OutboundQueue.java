@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -10,6 +11,7 @@ import io.netty.channel.ChannelFutureListener;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -32,6 +34,11 @@ import java.util.function.Consumer;
  * <p>Bounded memory: the queue only writes while the channel is writable (Netty's write-buffer
  * water marks), and callers on ordinary threads wait, up to a limit, in {@link #awaitRoom} while
  * more than {@code limitBytes} are queued. Transport threads never wait; what they send is queued.
+ *
+ * <p>Spreading: the queue of a main connection with bulk connections ({@link BulkGroup}) cuts a
+ * large unordered message, when it is its turn, into one part per lane: it sends the first part
+ * itself and hands the others to the lanes' queues, which send them in spread chunks. An ordered
+ * message then also waits until the lanes have written every part handed to them.
  *
  * <p>Thread contract: {@link #enqueue}, {@link #awaitRoom} and {@link #closeWhenDrained} from any
  * thread; the rest runs on the channel's event loop only.
@@ -60,9 +67,17 @@ final class OutboundQueue {
     private int coalesced;
     private Throwable failure;
 
+    /** Spreads large messages over bulk connections; null for none (and on the lanes themselves). */
+    private final BulkGroup bulk;
+
     OutboundQueue(Channel channel, long limitBytes) {
+        this(channel, limitBytes, null);
+    }
+
+    OutboundQueue(Channel channel, long limitBytes, BulkGroup bulk) {
         this.channel = channel;
         this.limitBytes = limitBytes;
+        this.bulk = bulk;
     }
 
     /** Bytes accepted and not yet handed to the channel. */
@@ -103,6 +118,10 @@ final class OutboundQueue {
     /** Queues a whole encoded frame (length prefix included); takes ownership of {@code frame}. */
     void enqueue(ByteBuf frame, boolean ordered, Consumer<Throwable> onFailure) {
         Pending message = new Pending(frame, ordered, onFailure);
+        if (bulk != null && !ordered && message.size >= BulkGroup.SPREAD_MIN_BYTES) {
+            message.spreadable = true;
+            bulk.wanted();
+        }
         queuedBytes.addAndGet(message.remaining());
         if (channel.eventLoop().inEventLoop()) {
             add(message);
@@ -138,6 +157,10 @@ final class OutboundQueue {
             if (message == null) {
                 break;
             }
+            if (message.spread != null && message.spread.failed()) {
+                drop(message);
+                continue;
+            }
             writeNext(message);
             wrote = true;
             if (message.remaining() > 0) {
@@ -158,6 +181,36 @@ final class OutboundQueue {
             closeRequested = false;
             // An empty write queues behind everything already written, so the close loses nothing.
             channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    /** Takes a part of a spread message to write (a lane's queue; any thread). */
+    private void enqueuePart(Pending part) {
+        queuedBytes.addAndGet(part.remaining());
+        try {
+            channel.eventLoop().execute(() -> {
+                if (failure != null || !channel.isActive()) {
+                    fail(part, failure != null ? failure : new ClosedChannelException());
+                    return;
+                }
+                waiting.add(part);
+                drain();
+            });
+        } catch (RejectedExecutionException e) {
+            fail(part, new ClosedChannelException());
+        }
+    }
+
+    /** A part of a message that failed meanwhile: forget it. */
+    private void drop(Pending message) {
+        queuedBytes.addAndGet(-message.remaining());
+        message.offset = message.size;
+        message.frame.release();
+        if (message.large) {
+            activeLarge--;
+        }
+        if (message.lanePart) {
+            message.spread.group().lanePartEnded();
         }
     }
 
@@ -206,7 +259,7 @@ final class OutboundQueue {
         while (!waiting.isEmpty() && !orderedActive) {
             Pending next = waiting.peek();
             if (next.ordered) {
-                if (active.isEmpty()) {
+                if (active.isEmpty() && (bulk == null || bulk.lanePartsWriting() == 0)) {
                     active.add(waiting.poll());
                     orderedActive = true;
                     activeLarge += next.large ? 1 : 0;
@@ -217,14 +270,72 @@ final class OutboundQueue {
                 if (activeLarge >= MAX_ACTIVE_LARGE) {
                     return;
                 }
+                if (next.spreadable) {
+                    List<BulkGroup.Lane> lanes = bulk.activeLanes();
+                    if (!lanes.isEmpty()) {
+                        if (bulk.unackedCount() >= BulkGroup.MAX_UNACKED) {
+                            return;
+                        }
+                        spread(waiting.poll(), lanes);
+                        continue;
+                    }
+                }
                 activeLarge++;
             }
             active.add(waiting.poll());
         }
     }
 
+    /**
+     * Cuts {@code message} into parts of whole chunks, one per connection: the first is written here,
+     * the others by the lanes. Each part holds a reference to the frame.
+     */
+    private void spread(Pending message, List<BulkGroup.Lane> lanes) {
+        int total = (int) message.size;
+        int chunks = (total + Chunks.CHUNK_BYTES - 1) / Chunks.CHUNK_BYTES;
+        int parts = Math.min(lanes.size() + 1, chunks);
+        List<BulkGroup.Lane> using = List.copyOf(lanes.subList(0, parts - 1));
+        BulkGroup.Spread spread = bulk.begin(total, message.onFailure, using);
+        int start = 0;
+        for (int k = 0; k < parts; k++) {
+            int end = k == parts - 1 ? total : (int) Math.min(total, (long) chunks * (k + 1) / parts * Chunks.CHUNK_BYTES);
+            Pending part = new Pending(message.frame.retain(), spread, start, end - start, k > 0);
+            if (k == 0) {
+                activeLarge++;
+                active.add(part);
+                queuedBytes.addAndGet(-(total - part.size));
+            } else {
+                BulkGroup.Lane lane = using.get(k - 1);
+                queuedBytes.addAndGet(-part.size);
+                bulk.lanePartQueued();
+                part.lane = lane;
+                lane.outbound.enqueuePart(part);
+            }
+            start = end;
+        }
+        message.frame.release();
+    }
+
     private void writeNext(Pending message) {
         int written;
+        if (message.spread != null) {
+            written = (int) Math.min(Chunks.CHUNK_BYTES, message.remaining());
+            BulkGroup.Spread spread = message.spread;
+            int at = message.base + (int) message.offset;
+            channel.write(BulkUnits.spreadHeader(channel.alloc(), spread.stream, spread.totalBytes, at, written),
+                    channel.voidPromise());
+            ByteBuf data = message.frame.retainedSlice(message.frame.readerIndex() + 4 + at, written);
+            message.offset += written;
+            if (message.remaining() > 0) {
+                channel.write(data, channel.voidPromise());
+            } else {
+                message.frame.release();
+                channel.write(data).addListener(new PartWritten(message));
+            }
+            queuedBytes.addAndGet(-written);
+            signalRoom();
+            return;
+        }
         if (!message.large) {
             written = message.frame.readableBytes();
             message.offset = written;
@@ -252,6 +363,14 @@ final class OutboundQueue {
     private void fail(Pending message, Throwable cause) {
         queuedBytes.addAndGet(-message.remaining());
         message.frame.release();
+        if (message.spread != null) {
+            if (message.lanePart) {
+                message.spread.group().lanePartEnded();
+            }
+            message.spread.fail(message.lane != null
+                    ? message.lane.error(message.spread.totalBytes, cause) : cause);
+            return;
+        }
         message.onFailure.accept(cause);
     }
 
@@ -263,17 +382,25 @@ final class OutboundQueue {
         }
     }
 
-    /** One message: its frame and how much of it has gone to the channel. */
+    /** One message, or one part of a spread message: its frame and how much of it has gone to the channel. */
     private static final class Pending {
         final ByteBuf frame;
         final boolean ordered;
         final boolean large;
         final Consumer<Throwable> onFailure;
-        /** Bytes to hand to the channel: the frame, or for a large one its bytes after the prefix. */
+        /** Bytes to hand to the channel: the frame, or for a large one its bytes after the prefix (or the part's). */
         final long size;
         /** Bytes handed to the channel; for a large frame, counted from after its length prefix. */
         long offset;
         int stream = -1;
+        /** Large, unordered and big enough to be spread over bulk connections. */
+        boolean spreadable;
+        /** For a part: its message, where it starts in the frame (after the prefix), whether a lane sends it. */
+        final BulkGroup.Spread spread;
+        final int base;
+        final boolean lanePart;
+        /** For a lane's part: the lane, to name it in the error when it fails. */
+        BulkGroup.Lane lane;
 
         Pending(ByteBuf frame, boolean ordered, Consumer<Throwable> onFailure) {
             this.frame = frame;
@@ -281,6 +408,21 @@ final class OutboundQueue {
             this.large = Chunks.isLarge(frame.readableBytes() - 4L);
             this.onFailure = onFailure;
             this.size = large ? frame.readableBytes() - 4L : frame.readableBytes();
+            this.spread = null;
+            this.base = 0;
+            this.lanePart = false;
+        }
+
+        /** Part of a spread message: {@code size} bytes from {@code base} of the frame after its prefix. */
+        Pending(ByteBuf frame, BulkGroup.Spread spread, int base, int size, boolean lanePart) {
+            this.frame = frame;
+            this.ordered = false;
+            this.large = true;
+            this.onFailure = null;
+            this.size = size;
+            this.spread = spread;
+            this.base = base;
+            this.lanePart = lanePart;
         }
 
         long remaining() {
@@ -299,6 +441,26 @@ final class OutboundQueue {
         @Override
         public void run() {
             addFromTask(message);
+        }
+    }
+
+    /** The last write of a part: a lane's part ends, a failure fails the spread message. */
+    private static final class PartWritten implements ChannelFutureListener {
+        private final Pending part;
+
+        PartWritten(Pending part) {
+            this.part = part;
+        }
+
+        @Override
+        public void operationComplete(io.netty.channel.ChannelFuture future) {
+            if (part.lanePart) {
+                part.spread.group().lanePartEnded();
+            }
+            if (!future.isSuccess()) {
+                part.spread.fail(part.lane != null
+                        ? part.lane.error(part.spread.totalBytes, future.cause()) : future.cause());
+            }
         }
     }
 

@@ -18,7 +18,8 @@ public interface TransportFactory {
             options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(), options.sendQueueBytes(),
             options.sendQueueTimeout(), options.unixSockets(),
             options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
-            options.receiveBufferPoolBytes()), SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
+            options.receiveBufferPoolBytes(), options.bulkConnections()),
+            SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
             options.maxMessageBytes(), options.sendQueueBytes(), options.sendQueueTimeout(), threads);

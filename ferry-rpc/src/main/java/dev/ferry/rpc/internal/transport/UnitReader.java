@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import io.netty.buffer.ByteBuf;
@@ -36,6 +37,7 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private final FrameAssembler assembler;
     private final long unitLimit;
     private final Consumer<InboundMessage> deliver;
+    private final BulkControl control;
     private CompositeByteBuf cumulation;
     private ByteBuf issued;
     private boolean failed;
@@ -45,9 +47,15 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
      * @param deliver   receives each complete message, on the event loop
      */
     UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver) {
+        this(assembler, unitLimit, deliver, BulkControl.NONE);
+    }
+
+    /** @param control handles the control units of bulk connections ({@link BulkUnits}) */
+    UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver, BulkControl control) {
         this.assembler = assembler;
         this.unitLimit = unitLimit;
         this.deliver = deliver;
+        this.control = control;
     }
 
     /**
@@ -125,12 +133,35 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
             if (readable < 5) {
                 break;
             }
-            if (buf.getUnsignedByte(at + 4) == Chunks.MARKER) {
+            int marker = buf.getUnsignedByte(at + 4);
+            if (marker == Chunks.MARKER) {
                 if (readable < Chunks.HEADER_BYTES) {
                     break;
                 }
                 buf.skipBytes(4);
                 assembler.startChunk(buf.readSlice(Chunks.OVERHEAD), (int) length - Chunks.OVERHEAD);
+                control.largeArriving();
+                continue;
+            }
+            if (marker == BulkUnits.SPREAD) {
+                if (readable < BulkUnits.SPREAD_HEADER_BYTES) {
+                    break;
+                }
+                buf.skipBytes(4);
+                assembler.startSpreadChunk(buf.readSlice(BulkUnits.SPREAD_OVERHEAD),
+                        (int) length - BulkUnits.SPREAD_OVERHEAD);
+                continue;
+            }
+            if (BulkUnits.isBulkMarker(marker)) {
+                if (length > BulkUnits.CONTROL_MAX_BYTES) {
+                    throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk-connection unit of " + length
+                            + " bytes is too long");
+                }
+                if (readable < 4 + length) {
+                    break;
+                }
+                buf.skipBytes(5);
+                control(marker, buf.readSlice((int) length - 1));
                 continue;
             }
             if (readable < 4 + length) {
@@ -148,6 +179,20 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
             releaseCumulation();
         } else {
             buf.discardReadComponents();
+        }
+    }
+
+    private void control(int marker, ByteBuf fields) {
+        try {
+            switch (marker) {
+                case BulkUnits.OFFER -> control.offer(fields.readLong(), fields.readInt());
+                case BulkUnits.LANE_HELLO -> control.laneHello(fields.readLong(), fields.readInt());
+                case BulkUnits.DONE -> control.done(fields.readInt());
+                case BulkUnits.ABORT -> control.abort(fields.readInt());
+                default -> throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unknown unit marker " + marker);
+            }
+        } catch (IndexOutOfBoundsException e) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "truncated bulk-connection unit");
         }
     }
 
