@@ -2,7 +2,6 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
-import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
@@ -14,8 +13,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -27,8 +24,7 @@ class LocalTransportFlowTest {
     private static final long LIMIT = 8 * 1024;
 
     private final List<Transport> transports = new ArrayList<>();
-    private final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
-    private final BlockingQueue<InboundMessage> received = new LinkedBlockingQueue<>();
+    private final RecordingListener events = new RecordingListener();
 
     @AfterEach
     void close() {
@@ -41,21 +37,7 @@ class LocalTransportFlowTest {
         ThreadFactory threads = task -> new Thread(task, "local-flow-" + name);
         LocalTransport transport = new LocalTransport(name, 1, 1 << 20, LIMIT, Duration.ofMillis(300), threads);
         transports.add(transport);
-        addresses.put(transport, transport.start(new TransportListener() {
-            @Override
-            public void onAccepted(Connection connection) {
-                accepted.add(connection);
-            }
-
-            @Override
-            public void onMessage(Connection connection, InboundMessage message) {
-                received.add(message);
-            }
-
-            @Override
-            public void onClosed(Connection connection, Throwable cause) {
-            }
-        }));
+        addresses.put(transport, transport.start(events));
         return transport;
     }
 
@@ -68,8 +50,7 @@ class LocalTransportFlowTest {
         LocalTransport server = start("server");
         LocalTransport client = start("client");
         Connection toServer = client.connect(addresses.get(server)).get(10, TimeUnit.SECONDS);
-        Connection atServer = accepted.poll(10, TimeUnit.SECONDS);
-        assertThat(atServer).isNotNull();
+        Connection atServer = events.accepted();
         atServer.pauseReading(true);
 
         List<Throwable> failures = new ArrayList<>();
@@ -86,16 +67,14 @@ class LocalTransportFlowTest {
         assertThat(full.code()).isEqualTo(RpcException.Code.TIMEOUT);
         assertThat(full.getMessage()).contains("stayed above " + LIMIT + " bytes");
         assertThat(sent).as("frames accepted before the sender had to wait").isBetween(1, (int) (LIMIT / 1024) + 1);
-        assertThat(received).as("nothing is taken in while paused").isEmpty();
+        assertThat(events.messages).as("nothing is taken in while paused").isEmpty();
 
         atServer.pauseReading(false);
         for (int i = 0; i < sent; i++) {
-            InboundMessage message = received.poll(10, TimeUnit.SECONDS);
-            assertThat(message).isNotNull();
-            assertThat(message.id()).isEqualTo(i);
+            assertThat(events.message().id()).isEqualTo(i);
         }
         toServer.send(message(sent), failures::add); // room again: no wait
-        assertThat(received.poll(10, TimeUnit.SECONDS).id()).isEqualTo(sent);
+        assertThat(events.message().id()).isEqualTo(sent);
         assertThat(failures).isEmpty();
     }
 }

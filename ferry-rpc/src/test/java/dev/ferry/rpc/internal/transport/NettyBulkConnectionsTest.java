@@ -14,9 +14,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -45,7 +43,7 @@ class NettyBulkConnectionsTest {
         for (int i = 0; i < sizes.length; i++) {
             byte[] body = randomBytes(sizes[i], i);
             pair.client.send(message(10 + i, body, CallHeaders.empty()), e -> { });
-            InboundMessage received = pair.server.next();
+            InboundMessage received = pair.server.message();
             assertThat(received.id()).isEqualTo(10 + i);
             assertThat(bytesOf(received.inBand())).isEqualTo(body);
         }
@@ -55,7 +53,7 @@ class NettyBulkConnectionsTest {
         // The other way: the accepting side spreads over the connections the opener opened.
         byte[] reply = randomBytes(24 * MIB + 7, 99);
         pair.accepted.send(message(50, reply, CallHeaders.empty()), e -> { });
-        InboundMessage back = pair.clientEvents.next();
+        InboundMessage back = pair.clientEvents.message();
         assertThat(back.id()).isEqualTo(50);
         assertThat(bytesOf(back.inBand())).isEqualTo(reply);
         assertThat(NettyTransport.bulkOf(pair.accepted).spreadSent()).isEqualTo(1);
@@ -70,10 +68,10 @@ class NettyBulkConnectionsTest {
         setLanesReading(pair.accepted, false);
         pair.client.send(message(1, large, CallHeaders.empty()), e -> { });
         pair.client.send(message(2, new byte[16], CallHeaders.empty()), e -> { });
-        assertThat(pair.server.next().id()).isEqualTo(2);
+        assertThat(pair.server.message().id()).isEqualTo(2);
         assertThat(pair.server.messages).isEmpty();
         setLanesReading(pair.accepted, true);
-        InboundMessage received = pair.server.next();
+        InboundMessage received = pair.server.message();
         assertThat(received.id()).isEqualTo(1);
         assertThat(bytesOf(received.inBand())).isEqualTo(large);
     }
@@ -101,11 +99,11 @@ class NettyBulkConnectionsTest {
         assertThat(clientLanes.stream().filter(lane -> lane.index != victim.index)
                 .allMatch(lane -> lane.channel.isActive())).isTrue();
         pair.client.send(message(2, new byte[16], CallHeaders.empty()), e -> { });
-        assertThat(pair.server.next().id()).isEqualTo(2);
+        assertThat(pair.server.message().id()).isEqualTo(2);
         // A later large message goes through (over what is left, or reopened connections).
         byte[] later = randomBytes(32 * MIB, 5);
         pair.client.send(message(3, later, CallHeaders.empty()), e -> { });
-        InboundMessage received = pair.server.next();
+        InboundMessage received = pair.server.message();
         assertThat(received.id()).as("the failed message is never delivered").isEqualTo(3);
         assertThat(bytesOf(received.inBand())).isEqualTo(later);
         assertThat(pair.server.messages).isEmpty();
@@ -122,7 +120,7 @@ class NettyBulkConnectionsTest {
         }
         List<Long> order = new ArrayList<>();
         for (int i = 0; i < 2 * rounds; i++) {
-            order.add(pair.server.next().id());
+            order.add(pair.server.message().id());
         }
         for (int i = 0; i < rounds; i++) {
             assertThat(order.indexOf(2L * i)).as("spread message %d before the ordered one sent after it", 2 * i)
@@ -135,14 +133,14 @@ class NettyBulkConnectionsTest {
 
     @Test
     void withoutBulkConnectionsOnTheAcceptingSideLargeMessagesUseTheMainConnection() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(1), server);
-        Events clientEvents = new Events();
+        RecordingListener clientEvents = new RecordingListener();
         Connection client = start(settings(CONNECTIONS), clientEvents, address);
         byte[] body = randomBytes(12 * MIB, 8);
         for (int i = 0; i < 3; i++) {
             client.send(message(i, body, CallHeaders.empty()), e -> { });
-            assertThat(bytesOf(server.next().inBand())).isEqualTo(body);
+            assertThat(bytesOf(server.message().inBand())).isEqualTo(body);
         }
         assertThat(NettyTransport.bulkOf(client).spreadSent()).isZero();
         assertThat(NettyTransport.bulkOf(client).activeLanes()).isEmpty();
@@ -150,13 +148,13 @@ class NettyBulkConnectionsTest {
 
     @Test
     void withoutBulkConnectionsOnTheOpeningSideOffersAreIgnored() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(CONNECTIONS), server);
-        Connection client = start(settings(1), new Events(), address);
+        Connection client = start(settings(1), new RecordingListener(), address);
         byte[] body = randomBytes(12 * MIB, 9);
         for (int i = 0; i < 3; i++) {
             client.send(message(i, body, CallHeaders.empty()), e -> { });
-            assertThat(bytesOf(server.next().inBand())).isEqualTo(body);
+            assertThat(bytesOf(server.message().inBand())).isEqualTo(body);
         }
         assertThat(client.isActive()).isTrue();
         assertThat(NettyTransport.bulkOf(client)).isNull();
@@ -164,27 +162,27 @@ class NettyBulkConnectionsTest {
 
     /** A client connected to a server, both with bulk connections, the lanes open. */
     private Pair connectedWithLanes() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(CONNECTIONS), server);
-        Events clientEvents = new Events();
+        RecordingListener clientEvents = new RecordingListener();
         Connection client = start(settings(CONNECTIONS), clientEvents, address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         assertThat(accepted).isNotNull();
         // The first large message opens the lanes (it goes over the main connection itself).
         client.send(message(0, new byte[8 * MIB], CallHeaders.empty()), e -> { });
-        assertThat(server.next().id()).isZero();
+        assertThat(server.message().id()).isZero();
         NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
         BulkGroup acceptedBulk = NettyTransport.bulkOf(accepted);
         // The accepting side knows a lane once its hello is read: wait for a message sent behind them.
         client.send(message(0, new byte[8 * MIB], CallHeaders.empty()), e -> { });
-        assertThat(server.next().id()).isZero();
+        assertThat(server.message().id()).isZero();
         assertThat(acceptedBulk.activeLanes()).hasSize(CONNECTIONS - 1);
         NettyTransport.bulkOf(client).resetCounters();
         acceptedBulk.resetCounters();
         return new Pair(client, accepted, server, clientEvents);
     }
 
-    private record Pair(Connection client, Connection accepted, Events server, Events clientEvents) {
+    private record Pair(Connection client, Connection accepted, RecordingListener server, RecordingListener clientEvents) {
     }
 
     private static void until(String what, java.util.function.BooleanSupplier condition) {
@@ -205,13 +203,13 @@ class NettyBulkConnectionsTest {
         return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withBulkConnections(bulkConnections);
     }
 
-    private String start(NettyTransport.Settings settings, Events events) {
+    private String start(NettyTransport.Settings settings, RecordingListener events) {
         NettyTransport transport = new NettyTransport(settings, threads());
         transports.add(transport);
         return transport.start(events);
     }
 
-    private Connection start(NettyTransport.Settings settings, Events events, String connectTo) throws Exception {
+    private Connection start(NettyTransport.Settings settings, RecordingListener events, String connectTo) throws Exception {
         NettyTransport transport = new NettyTransport(settings, threads());
         transports.add(transport);
         transport.start(events);
@@ -246,30 +244,5 @@ class NettyBulkConnectionsTest {
 
     private static OutboundMessage message(long id, byte[] body, CallHeaders headers) {
         return new OutboundMessage(MessageKind.CALL, id, headers, new EncodedPayload(body, List.of()));
-    }
-
-    private static final class Events implements TransportListener {
-        final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
-        final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
-
-        @Override
-        public void onAccepted(Connection connection) {
-            accepted.add(connection);
-        }
-
-        @Override
-        public void onMessage(Connection connection, InboundMessage message) {
-            messages.add(message);
-        }
-
-        @Override
-        public void onClosed(Connection connection, Throwable cause) {
-        }
-
-        InboundMessage next() throws InterruptedException {
-            InboundMessage message = messages.poll(30, TimeUnit.SECONDS);
-            assertThat(message).as("a message within 30 s").isNotNull();
-            return message;
-        }
     }
 }

@@ -16,8 +16,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -40,9 +38,9 @@ class NettyTransportFlowTest {
 
     @Test
     void aSmallMessageOvertakesALargeOneSentBeforeIt() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(false), server);
-        Connection client = start(settings(false), new Events(), address);
+        Connection client = start(settings(false), new RecordingListener(), address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         // The receiver reads nothing until both are queued, so the order cannot depend on timing:
         // far more than the socket and channel buffers hold of the large one is still queued.
@@ -50,31 +48,31 @@ class NettyTransportFlowTest {
         client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
         client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
         accepted.pauseReading(false);
-        assertThat(server.next().id()).isEqualTo(2);
-        InboundMessage large = server.next();
+        assertThat(server.message().id()).isEqualTo(2);
+        InboundMessage large = server.message();
         assertThat(large.id()).isEqualTo(1);
         assertThat(large.inBand().remaining()).isEqualTo(LARGE);
     }
 
     @Test
     void aMessageWithHeadersNeverOvertakes() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(false), server);
-        Connection client = start(settings(false), new Events(), address);
+        Connection client = start(settings(false), new RecordingListener(), address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         accepted.pauseReading(true);
         client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
         client.send(message(2, new byte[10], CallHeaders.empty().with(HeaderKey.ofString("rref"), "x")), e -> { });
         accepted.pauseReading(false);
-        assertThat(server.next().id()).isEqualTo(1);
-        assertThat(server.next().id()).isEqualTo(2);
+        assertThat(server.message().id()).isEqualTo(1);
+        assertThat(server.message().id()).isEqualTo(2);
     }
 
     @Test
     void manyLargeMessagesInterleavedArriveIntact() throws Exception {
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         String address = start(settings(false), server);
-        Connection client = start(settings(false), new Events(), address);
+        Connection client = start(settings(false), new RecordingListener(), address);
         int count = 3 * OutboundQueue.MAX_ACTIVE_LARGE;
         for (int i = 0; i < count; i++) {
             byte[] body = new byte[Chunks.CHUNK_BYTES * 2 + i];
@@ -83,7 +81,7 @@ class NettyTransportFlowTest {
         }
         boolean[] seen = new boolean[count];
         for (int i = 0; i < count; i++) {
-            InboundMessage received = server.next();
+            InboundMessage received = server.message();
             int id = (int) received.id();
             assertThat(received.inBand().remaining()).isEqualTo(Chunks.CHUNK_BYTES * 2 + id);
             assertThat(received.inBand().get(received.inBand().limit() - 1)).isEqualTo((byte) id);
@@ -95,13 +93,13 @@ class NettyTransportFlowTest {
     @Test
     void peersOnThisHostUseTheUnixSocketWhichIsDeletedAtClose() throws Exception {
         assumeTrue(Epoll.isAvailable());
-        Events server = new Events();
+        RecordingListener server = new RecordingListener();
         NettyTransport transport = new NettyTransport(settings(true), threads());
         transports.add(transport);
         String address = transport.start(server);
         Path socket = Path.of(NettyTransport.PeerAddress.parse(address).socket());
         assertThat(socket).exists();
-        Connection client = start(settings(true), new Events(), address);
+        Connection client = start(settings(true), new RecordingListener(), address);
         assertThat(client.kind()).isEqualTo("uds");
         transport.close();
         assertThat(socket).doesNotExist();
@@ -110,20 +108,20 @@ class NettyTransportFlowTest {
 
     @Test
     void peersOnAnotherHostOrWithUnixSocketsOffUseTcp() throws Exception {
-        String address = start(settings(true), new Events());
+        String address = start(settings(true), new RecordingListener());
         NettyTransport.Settings elsewhere = new NettyTransport.Settings("127.0.0.1", 0, 1, 1 << 30, 64L << 20,
                 java.time.Duration.ofSeconds(60), true, "another-host/boot", 0, NettyTransport.Settings.DEFAULT_RECEIVE_POOL_BYTES);
-        assertThat(start(elsewhere, new Events(), address).kind()).isEqualTo("tcp");
-        assertThat(start(settings(false), new Events(), address).kind()).isEqualTo("tcp");
+        assertThat(start(elsewhere, new RecordingListener(), address).kind()).isEqualTo("tcp");
+        assertThat(start(settings(false), new RecordingListener(), address).kind()).isEqualTo("tcp");
     }
 
     @Test
     void aStaleSocketFallsBackToTcp() throws Exception {
         assumeTrue(Epoll.isAvailable());
-        String address = start(settings(false), new Events());
+        String address = start(settings(false), new RecordingListener());
         Path missing = Files.createTempDirectory("ferry-test-").resolve("gone.sock");
         String stale = address + ";uds=" + missing + ";hostid=" + HostIdentity.local();
-        assertThat(start(settings(true), new Events(), stale).kind()).isEqualTo("tcp");
+        assertThat(start(settings(true), new RecordingListener(), stale).kind()).isEqualTo("tcp");
         Files.delete(missing.getParent());
     }
 
@@ -131,13 +129,13 @@ class NettyTransportFlowTest {
         return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withUnixSockets(unixSockets);
     }
 
-    private String start(NettyTransport.Settings settings, Events events) {
+    private String start(NettyTransport.Settings settings, RecordingListener events) {
         NettyTransport transport = new NettyTransport(settings, threads());
         transports.add(transport);
         return transport.start(events);
     }
 
-    private Connection start(NettyTransport.Settings settings, Events events, String connectTo) throws Exception {
+    private Connection start(NettyTransport.Settings settings, RecordingListener events, String connectTo) throws Exception {
         NettyTransport transport = new NettyTransport(settings, threads());
         transports.add(transport);
         transport.start(events);
@@ -154,30 +152,5 @@ class NettyTransportFlowTest {
 
     private static OutboundMessage message(long id, byte[] body, CallHeaders headers) {
         return new OutboundMessage(MessageKind.CALL, id, headers, new EncodedPayload(body, List.of()));
-    }
-
-    private static final class Events implements TransportListener {
-        final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
-        final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
-
-        @Override
-        public void onAccepted(Connection connection) {
-            accepted.add(connection);
-        }
-
-        @Override
-        public void onMessage(Connection connection, InboundMessage message) {
-            messages.add(message);
-        }
-
-        @Override
-        public void onClosed(Connection connection, Throwable cause) {
-        }
-
-        InboundMessage next() throws InterruptedException {
-            InboundMessage message = messages.poll(20, TimeUnit.SECONDS);
-            assertThat(message).as("a message within 20 s").isNotNull();
-            return message;
-        }
     }
 }

@@ -26,8 +26,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -230,8 +228,8 @@ class SharedMemoryTransportTest {
 
     @Test
     void aPeerWithoutSharedMemoryIgnoresTheOfferAndBothUseTheSocket() throws Exception {
-        Recorder serverEvents = new Recorder();
-        Recorder clientEvents = new Recorder();
+        RecordingListener serverEvents = new RecordingListener();
+        RecordingListener clientEvents = new RecordingListener();
         NettyTransport server = transport(SharedMemory.Settings.OFF);
         String address = server.start(serverEvents);
         NettyTransport client = transport(new SharedMemory.Settings(8L * MIB, 256 << 10, true, SHM));
@@ -271,14 +269,14 @@ class SharedMemoryTransportTest {
     // ---- helpers ----
 
     private record Pair(NettyTransport server, NettyTransport client, String serverAddress, Connection toServer,
-                        Connection accepted, Recorder serverEvents, Recorder clientEvents) {
+                        Connection accepted, RecordingListener serverEvents, RecordingListener clientEvents) {
     }
 
     /** Two transports, connected, with shared memory negotiated both ways (one round trip does that). */
     private Pair pair(long segmentBytes, boolean collect) throws Exception {
         SharedMemory.Settings shm = new SharedMemory.Settings(segmentBytes, 256 << 10, collect, SHM);
-        Recorder serverEvents = new Recorder();
-        Recorder clientEvents = new Recorder();
+        RecordingListener serverEvents = new RecordingListener();
+        RecordingListener clientEvents = new RecordingListener();
         NettyTransport server = transport(shm);
         String address = server.start(serverEvents);
         NettyTransport client = transport(shm);
@@ -367,44 +365,5 @@ class SharedMemoryTransportTest {
             }
         }
         return bytes.flip();
-    }
-
-    private static final class Recorder implements TransportListener {
-        final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
-        final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
-        final BlockingQueue<Throwable> closed = new LinkedBlockingQueue<>();
-
-        @Override
-        public void onAccepted(Connection connection) {
-            accepted.add(connection);
-        }
-
-        @Override
-        public void onMessage(Connection connection, InboundMessage message) {
-            messages.add(message);
-        }
-
-        @Override
-        public void onClosed(Connection connection, Throwable cause) {
-            closed.add(cause != null ? cause : new IllegalStateException("closed without a cause"));
-        }
-
-        Connection accepted() throws InterruptedException {
-            return take(accepted);
-        }
-
-        InboundMessage message() throws InterruptedException {
-            return take(messages);
-        }
-
-        Throwable closedCause() throws InterruptedException {
-            return take(closed);
-        }
-
-        private static <T> T take(BlockingQueue<T> queue) throws InterruptedException {
-            T value = queue.poll(10, TimeUnit.SECONDS);
-            assertThat(value).as("event within 10 s").isNotNull();
-            return value;
-        }
     }
 }
