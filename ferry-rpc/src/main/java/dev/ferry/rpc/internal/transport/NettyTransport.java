@@ -49,7 +49,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -85,7 +84,8 @@ import java.util.function.Consumer;
  * N − 1 more connections to it when large messages start to flow (either way), each on an event
  * loop of a group of their own, and large unordered messages are spread over all N
  * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
- * reported to the listener, and fail only the large messages in flight on them.
+ * reported to the listener, and fail only the large messages in flight on them. {@link BulkLanes}
+ * listens for, opens and accepts them; this class keeps the main connections.
  *
  * <h2>Shared memory</h2>
  * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
@@ -159,11 +159,8 @@ public final class NettyTransport implements Transport {
     private final Settings settings;
     private final boolean epoll;
     private final EventLoopGroup group;
-    /** Event loops of bulk connections (one per lane), or null without them. */
-    private final EventLoopGroup bulkLoops;
-    /** Accepted main connections that offered bulk connections, by the token of their offer. */
-    private final Map<Long, NettyConnection> offered = new ConcurrentHashMap<>();
-    private volatile int bulkPort = -1;
+    /** Bulk connections of the TCP connections, or null without them. */
+    private final BulkLanes bulkLanes;
     private final ChannelGroup channels;
     private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
@@ -195,23 +192,24 @@ public final class NettyTransport implements Transport {
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
                 ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))
                 : EpollIoHandler.newFactory();
-        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {
+        ThreadFactory ioThreads = runnable -> {
             Thread thread = threads.newThread(runnable);
             ioThreadsStarted.add(thread);
             return thread;
-        }, ioHandler);
-        this.bulkLoops = settings.bulkConnections() <= 1 ? null
-                : new MultiThreadIoEventLoopGroup(settings.bulkConnections() - 1, runnable -> {
-                    Thread thread = threads.newThread(runnable);
-                    ioThreadsStarted.add(thread);
-                    return thread;
-                }, ioHandler);
+        };
+        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), ioThreads, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
         // FERRY_RECEIVE_POOL_GC=0: never ask for a collection (large heaps, where System.gc() is costly)
         this.receivePool = new LargeBufferPool(settings.receivePoolBytes(),
                 !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")));
+        this.bulkLanes = settings.bulkConnections() <= 1 ? null
+                : new BulkLanes(settings, ioHandler, ioThreads, serverChannelType, channelType, channels, receivePool,
+                        channel -> {
+                            NettyConnection connection = channel.attr(CONNECTION).get();
+                            return connection != null && connection.readingPaused();
+                        });
     }
 
     @Override
@@ -231,64 +229,13 @@ public final class NettyTransport implements Transport {
                     "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
-        if (bulkLoops != null) {
-            listenForLanes();
+        if (bulkLanes != null) {
+            bulkLanes.listen(group);
         }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
         return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
-    }
-
-    /** Listens for bulk connections on a port of their own; without it, no bulk connections are offered. */
-    private void listenForLanes() {
-        try {
-            Channel server = new ServerBootstrap()
-                    .group(group, bulkLoops)
-                    .channel(serverChannelType)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                    .childHandler(new LaneInitializer(null, 0))
-                    .bind(settings.bindHost(), 0).sync().channel();
-            channels.add(server);
-            bulkPort = ((InetSocketAddress) server.localAddress()).getPort();
-        } catch (Exception e) {
-            log.warn("cannot listen for bulk connections, large messages use one connection: {}", e.toString());
-        }
-    }
-
-    /** Opens lane {@code index} of {@code bulk} (opener side). */
-    private CompletableFuture<BulkGroup.Lane> openLane(BulkGroup bulk, int index) {
-        CompletableFuture<BulkGroup.Lane> result = new CompletableFuture<>();
-        InetSocketAddress main = (InetSocketAddress) bulk.mainChannel().remoteAddress();
-        LaneInitializer initializer = new LaneInitializer(bulk, index);
-        try {
-            new Bootstrap()
-                    .group(bulkLoops)
-                    .channel(channelType)
-                    .option(ChannelOption.TCP_NODELAY, true)
-                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                    .handler(initializer)
-                    .connect(main.getAddress(), bulk.port())
-                    .addListener((ChannelFutureListener) f -> {
-                        if (!f.isSuccess()) {
-                            result.completeExceptionally(f.cause());
-                            return;
-                        }
-                        LaneState state = f.channel().attr(LANE).get();
-                        // The hello is the lane's first unit: queued before any part can be.
-                        f.channel().writeAndFlush(BulkUnits.laneHello(f.channel().alloc(), bulk.token(), index));
-                        NettyConnection connection = bulk.mainChannel().attr(CONNECTION).get();
-                        if (connection != null && connection.readingPaused()) {
-                            f.channel().config().setAutoRead(false);
-                        }
-                        result.complete(state.lane);
-                    });
-        } catch (RuntimeException e) {
-            result.completeExceptionally(e);
-        }
-        return result;
     }
 
     /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
@@ -397,8 +344,8 @@ public final class NettyTransport implements Transport {
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
-            if (bulkLoops != null) {
-                bulkLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
+            if (bulkLanes != null) {
+                bulkLanes.close();
             }
             // The group reports termination just before its threads return: wait for them, so a
             // closed transport has no thread left (leak checks count them).
@@ -495,12 +442,7 @@ public final class NettyTransport implements Transport {
             SharedMemory shm = sharedMemory;
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
-            BulkGroup bulk = null;
-            if (bulkLoops != null && "tcp".equals(kind) && (!accepted || bulkPort >= 0)) {
-                long token = accepted ? nextToken() : 0;
-                bulk = new BulkGroup(channel, !accepted, settings.bulkConnections() - 1, token, receivePool,
-                        NettyTransport.this::openLane);
-            }
+            BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
             NettyConnection connection = new NettyConnection(channel, kind, link, bulk);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
@@ -514,17 +456,14 @@ public final class NettyTransport implements Transport {
                 assembler.spreadTo(bulk.receiver());
                 bulk.receiver().setDelivery(connection::deliverSpread);
             }
-            UnitReader units = new UnitReader(assembler, unitLimit(), connection::deliver, connection.control());
+            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
+                    connection.control());
             channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection, assembler));
             if (bulk != null && accepted) {
-                offered.put(bulk.token(), connection);
-                BulkGroup group = bulk;
-                channel.closeFuture().addListener(f -> offered.remove(group.token()));
-                channel.eventLoop().execute(() -> channel.writeAndFlush(
-                        BulkUnits.offer(channel.alloc(), group.token(), bulkPort), channel.voidPromise()));
+                bulkLanes.offer(channel, bulk);
             }
             if (accepted) {
                 listener.onAccepted(connection);
@@ -532,123 +471,9 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    private long unitLimit() {
-        return Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
-    }
-
-    private long nextToken() {
-        long token;
-        do {
-            token = java.util.concurrent.ThreadLocalRandom.current().nextLong();
-        } while (token == 0 || offered.containsKey(token));
-        return token;
-    }
-
-    /** A bulk connection's own state: its queue, its reader's assembler, and once known its lane. */
-    private static final class LaneState {
-        final OutboundQueue outbound;
-        final FrameAssembler assembler;
-        volatile BulkGroup.Lane lane;
-
-        LaneState(OutboundQueue outbound, FrameAssembler assembler) {
-            this.outbound = outbound;
-            this.assembler = assembler;
-        }
-    }
-
-    private static final AttributeKey<LaneState> LANE = AttributeKey.valueOf("ferry.lane");
-
-    /**
-     * Sets up a bulk connection: opened ({@code bulk} given, lane {@code index}) or accepted (null:
-     * it names its group in its hello, its first unit). It carries spread chunks only.
-     */
-    private final class LaneInitializer extends ChannelInitializer<Channel> {
-        private final BulkGroup bulk;
-        private final int index;
-
-        LaneInitializer(BulkGroup bulk, int index) {
-            this.bulk = bulk;
-            this.index = index;
-        }
-
-        @Override
-        protected void initChannel(Channel channel) {
-            channels.add(channel);
-            OutboundQueue outbound = new OutboundQueue(channel, Long.MAX_VALUE);
-            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, null, false);
-            LaneState state = new LaneState(outbound, assembler);
-            channel.attr(LANE).set(state);
-            if (bulk != null) {
-                state.lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, outbound);
-                assembler.spreadTo(bulk.receiver());
-            }
-            BulkControl control = bulk != null ? BulkControl.NONE : new BulkControl() {
-                @Override
-                public void laneHello(long token, int lane) {
-                    acceptLane(channel, state, token, lane);
-                }
-            };
-            UnitReader units = new UnitReader(assembler, unitLimit(), message -> {
-                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a whole message on a bulk connection");
-            }, control);
-            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
-            channel.pipeline()
-                    .addLast("units", units)
-                    .addLast("lane", new LaneHandler(state));
-        }
-    }
-
-    /** An accepted bulk connection named its group: it joins it, or closes when the group is unknown. */
-    private void acceptLane(Channel channel, LaneState state, long token, int index) {
-        NettyConnection main = offered.get(token);
-        if (main == null || state.lane != null) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection for an unknown connection");
-        }
-        BulkGroup.Lane lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, state.outbound);
-        state.lane = lane;
-        state.assembler.spreadTo(main.bulk.receiver());
-        if (!main.bulk.laneUp(lane)) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection " + index + " not wanted");
-        }
-        if (main.readingPaused()) {
-            channel.config().setAutoRead(false);
-        }
-    }
-
-    /** Writes a lane's queue when it becomes writable; closes it on errors, failing what used it. */
-    private static final class LaneHandler extends ChannelInboundHandlerAdapter {
-        private final LaneState state;
-
-        LaneHandler(LaneState state) {
-            this.state = state;
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (ctx.channel().isWritable()) {
-                state.outbound.drain();
-            }
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            BulkGroup.Lane lane = state.lane;
-            if (lane != null && lane.failure == null) {
-                lane.failure = cause;
-            }
-            log.warn("closing bulk connection to {}: {}", ctx.channel().remoteAddress(), cause.toString());
-            ctx.close();
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            state.assembler.clear();
-            BulkGroup.Lane lane = state.lane;
-            Throwable cause = lane != null && lane.failure != null ? lane.failure : new ClosedChannelException();
-            state.outbound.failAll(cause);
-            ctx.fireChannelInactive();
-        }
+    /** Largest unit a reader accepts, main connection or lane: one chunk's data (at most a whole frame) and its header. */
+    static long unitLimit(long maxFrameBytes) {
+        return Math.min(maxFrameBytes, Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
     }
 
     /** Writes when the channel becomes writable; closes the connection on bad input. */
