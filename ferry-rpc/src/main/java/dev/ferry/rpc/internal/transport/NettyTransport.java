@@ -2,15 +2,10 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
-import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
-import dev.ferry.rpc.internal.wire.FrameCodec;
-import dev.ferry.rpc.internal.wire.InboundMessage;
-import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -54,7 +49,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * Netty transport: native epoll where available (NIO otherwise), {@code TCP_NODELAY}, and between
@@ -335,7 +329,7 @@ public final class NettyTransport implements Transport {
             List<ChannelFuture> closing = new ArrayList<>();
             for (NettyConnection connection : connections) {
                 connection.close();
-                closing.add(connection.channel.closeFuture());
+                closing.add(connection.channel().closeFuture());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             for (ChannelFuture future : closing) {
@@ -391,13 +385,9 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
-    private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
-    }
-
     /** Test hooks: the bulk connections of {@code connection}, null without them. */
     static BulkGroup bulkOf(Connection connection) {
-        return connection instanceof NettyConnection netty ? netty.bulk : null;
+        return connection instanceof NettyConnection netty ? netty.bulk() : null;
     }
 
     /** Where a peer listens, as {@link #start} wrote it. */
@@ -443,7 +433,7 @@ public final class NettyTransport implements Transport {
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
             BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
-            NettyConnection connection = new NettyConnection(channel, kind, link, bulk);
+            NettyConnection connection = new NettyConnection(channel, kind, link, bulk, settings, receivePool, listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
@@ -490,7 +480,7 @@ public final class NettyTransport implements Transport {
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             if (ctx.channel().isWritable()) {
-                connection.outbound.drain();
+                connection.outbound().drain();
             }
             ctx.fireChannelWritabilityChanged();
         }
@@ -507,219 +497,12 @@ public final class NettyTransport implements Transport {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             assembler.clear();
-            connection.outbound.failAll(failure != null ? failure : new ClosedChannelException());
-            if (connection.bulk != null) {
-                connection.bulk.close(failure);
+            connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
+            if (connection.bulk() != null) {
+                connection.bulk().close(failure);
                 connection.releaseParked();
             }
             listener.onClosed(connection, failure);
-        }
-    }
-
-    private final class NettyConnection implements Connection {
-        private final Channel channel;
-        private final String kind;
-        private final OutboundQueue outbound;
-        private final SharedMemoryLink link;
-        /** Its bulk connections, or null without them. */
-        private final BulkGroup bulk;
-        private volatile Object attachment;
-        /** Paused by {@link #pauseReading} (the agent's throttle). */
-        private volatile boolean throttled;
-        /**
-         * Messages held back, on the event loop only: an ordered message waiting for the spread messages
-         * sent before it, and everything read after it.
-         */
-        private final java.util.ArrayDeque<Parked> parked = new java.util.ArrayDeque<>();
-
-        NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk) {
-            this.channel = channel;
-            this.kind = kind;
-            this.link = link;
-            this.bulk = bulk;
-            this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
-            if (bulk != null) {
-                bulk.setMainQueue(outbound);
-            }
-        }
-
-        /** What this connection does with bulk-connection units. */
-        BulkControl control() {
-            if (bulk == null) {
-                return BulkControl.NONE;
-            }
-            return new BulkControl() {
-                @Override
-                public void offer(long token, int port) {
-                    bulk.offered(token, port);
-                }
-
-                @Override
-                public void done(int stream) {
-                    bulk.done(stream);
-                }
-
-                @Override
-                public void abort(int stream) {
-                    bulk.receiver().abort(stream);
-                    pump();
-                }
-
-                @Override
-                public void largeArriving() {
-                    bulk.wanted();
-                }
-            };
-        }
-
-        /** A message read on this connection (event loop). */
-        void deliver(InboundMessage message) {
-            if (bulk == null) {
-                listener.onMessage(this, message);
-                return;
-            }
-            Set<Integer> earlier = message.headers().isEmpty() ? null : bulk.receiver().earlier();
-            if (parked.isEmpty() && (earlier == null || earlier.isEmpty())) {
-                listener.onMessage(this, message);
-                return;
-            }
-            parked.add(new Parked(message, earlier, -1));
-            pump();
-        }
-
-        /** A spread message arrived whole, on this connection's event loop or a lane's. */
-        void deliverSpread(int stream, InboundMessage message) {
-            if (!channel.eventLoop().inEventLoop()) {
-                try {
-                    channel.eventLoop().execute(() -> deliverSpread(stream, message));
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // closing: the message is dropped with the connection
-                }
-                return;
-            }
-            if (parked.isEmpty()) {
-                bulk.receiver().finished(stream);
-                listener.onMessage(this, message);
-                return;
-            }
-            // Before the first held message that waits for it (it was sent before that one), else last.
-            java.util.Iterator<Parked> it = parked.iterator();
-            java.util.ArrayDeque<Parked> reordered = new java.util.ArrayDeque<>(parked.size() + 1);
-            boolean placed = false;
-            while (it.hasNext()) {
-                Parked next = it.next();
-                if (!placed && next.earlier != null && next.earlier.contains(stream)) {
-                    reordered.add(new Parked(message, null, stream));
-                    placed = true;
-                }
-                reordered.add(next);
-            }
-            if (!placed) {
-                reordered.add(new Parked(message, null, stream));
-            }
-            parked.clear();
-            parked.addAll(reordered);
-            pump();
-        }
-
-        /** Delivers held messages whose turn has come; reading stays off while some wait. */
-        private void pump() {
-            while (!parked.isEmpty()) {
-                Parked head = parked.peek();
-                if (head.earlier != null) {
-                    head.earlier.removeIf(stream -> !bulk.receiver().isPending(stream));
-                    if (!head.earlier.isEmpty()) {
-                        applyAutoRead();
-                        return;
-                    }
-                }
-                parked.poll();
-                if (head.stream >= 0) {
-                    bulk.receiver().finished(head.stream);
-                }
-                listener.onMessage(this, head.message);
-            }
-            applyAutoRead();
-        }
-
-        /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
-        void releaseParked() {
-            while (!parked.isEmpty()) {
-                listener.onMessage(this, parked.poll().message);
-            }
-        }
-
-        boolean readingPaused() {
-            return throttled;
-        }
-
-        private void applyAutoRead() {
-            channel.config().setAutoRead(!throttled && parked.isEmpty());
-        }
-
-        @Override
-        public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
-            if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
-                outbound.awaitRoom(settings.sendQueueTimeout());
-            }
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
-            outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
-        }
-
-        @Override
-        public boolean isActive() {
-            return channel.isActive();
-        }
-
-        @Override
-        public void close() {
-            outbound.closeWhenDrained();
-        }
-
-        @Override
-        public void pauseReading(boolean paused) {
-            throttled = paused;
-            if (bulk == null) {
-                channel.config().setAutoRead(!paused);
-                return;
-            }
-            for (BulkGroup.Lane lane : bulk.activeLanes()) {
-                lane.channel.config().setAutoRead(!paused);
-            }
-            if (channel.eventLoop().inEventLoop()) {
-                applyAutoRead();
-            } else {
-                try {
-                    channel.eventLoop().execute(this::applyAutoRead);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // closed
-                }
-            }
-        }
-
-        @Override
-        public String kind() {
-            return link != null && link.isActive() ? kind + "+shm" : kind;
-        }
-
-        @Override
-        public String remoteAddress() {
-            return String.valueOf(channel.remoteAddress());
-        }
-
-        @Override
-        public Object attachment() {
-            return attachment;
-        }
-
-        @Override
-        public void attach(Object value) {
-            attachment = value;
-        }
-
-        @Override
-        public String toString() {
-            return "Connection[" + kind + " " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
         }
     }
 }
