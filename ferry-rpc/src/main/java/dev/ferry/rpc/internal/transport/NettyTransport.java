@@ -2,15 +2,10 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
-import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
-import dev.ferry.rpc.internal.wire.FrameCodec;
-import dev.ferry.rpc.internal.wire.InboundMessage;
-import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
@@ -49,13 +44,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 /**
  * Netty transport: native epoll where available (NIO otherwise), {@code TCP_NODELAY}, and between
@@ -85,7 +78,8 @@ import java.util.function.Consumer;
  * N − 1 more connections to it when large messages start to flow (either way), each on an event
  * loop of a group of their own, and large unordered messages are spread over all N
  * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
- * reported to the listener, and fail only the large messages in flight on them.
+ * reported to the listener, and fail only the large messages in flight on them. {@link BulkLanes}
+ * listens for, opens and accepts them; this class keeps the main connections.
  *
  * <h2>Shared memory</h2>
  * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
@@ -159,11 +153,8 @@ public final class NettyTransport implements Transport {
     private final Settings settings;
     private final boolean epoll;
     private final EventLoopGroup group;
-    /** Event loops of bulk connections (one per lane), or null without them. */
-    private final EventLoopGroup bulkLoops;
-    /** Accepted main connections that offered bulk connections, by the token of their offer. */
-    private final Map<Long, NettyConnection> offered = new ConcurrentHashMap<>();
-    private volatile int bulkPort = -1;
+    /** Bulk connections of the TCP connections, or null without them. */
+    private final BulkLanes bulkLanes;
     private final ChannelGroup channels;
     private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
@@ -195,23 +186,24 @@ public final class NettyTransport implements Transport {
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
                 ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))
                 : EpollIoHandler.newFactory();
-        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), runnable -> {
+        ThreadFactory ioThreads = runnable -> {
             Thread thread = threads.newThread(runnable);
             ioThreadsStarted.add(thread);
             return thread;
-        }, ioHandler);
-        this.bulkLoops = settings.bulkConnections() <= 1 ? null
-                : new MultiThreadIoEventLoopGroup(settings.bulkConnections() - 1, runnable -> {
-                    Thread thread = threads.newThread(runnable);
-                    ioThreadsStarted.add(thread);
-                    return thread;
-                }, ioHandler);
+        };
+        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), ioThreads, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
         // FERRY_RECEIVE_POOL_GC=0: never ask for a collection (large heaps, where System.gc() is costly)
         this.receivePool = new LargeBufferPool(settings.receivePoolBytes(),
                 !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")));
+        this.bulkLanes = settings.bulkConnections() <= 1 ? null
+                : new BulkLanes(settings, ioHandler, ioThreads, serverChannelType, channelType, channels, receivePool,
+                        channel -> {
+                            NettyConnection connection = channel.attr(CONNECTION).get();
+                            return connection != null && connection.readingPaused();
+                        });
     }
 
     @Override
@@ -231,64 +223,13 @@ public final class NettyTransport implements Transport {
                     "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
-        if (bulkLoops != null) {
-            listenForLanes();
+        if (bulkLanes != null) {
+            bulkLanes.listen(group);
         }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
         return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
-    }
-
-    /** Listens for bulk connections on a port of their own; without it, no bulk connections are offered. */
-    private void listenForLanes() {
-        try {
-            Channel server = new ServerBootstrap()
-                    .group(group, bulkLoops)
-                    .channel(serverChannelType)
-                    .childOption(ChannelOption.TCP_NODELAY, true)
-                    .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                    .childHandler(new LaneInitializer(null, 0))
-                    .bind(settings.bindHost(), 0).sync().channel();
-            channels.add(server);
-            bulkPort = ((InetSocketAddress) server.localAddress()).getPort();
-        } catch (Exception e) {
-            log.warn("cannot listen for bulk connections, large messages use one connection: {}", e.toString());
-        }
-    }
-
-    /** Opens lane {@code index} of {@code bulk} (opener side). */
-    private CompletableFuture<BulkGroup.Lane> openLane(BulkGroup bulk, int index) {
-        CompletableFuture<BulkGroup.Lane> result = new CompletableFuture<>();
-        InetSocketAddress main = (InetSocketAddress) bulk.mainChannel().remoteAddress();
-        LaneInitializer initializer = new LaneInitializer(bulk, index);
-        try {
-            new Bootstrap()
-                    .group(bulkLoops)
-                    .channel(channelType)
-                    .option(ChannelOption.TCP_NODELAY, true)
-                    .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
-                    .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
-                    .handler(initializer)
-                    .connect(main.getAddress(), bulk.port())
-                    .addListener((ChannelFutureListener) f -> {
-                        if (!f.isSuccess()) {
-                            result.completeExceptionally(f.cause());
-                            return;
-                        }
-                        LaneState state = f.channel().attr(LANE).get();
-                        // The hello is the lane's first unit: queued before any part can be.
-                        f.channel().writeAndFlush(BulkUnits.laneHello(f.channel().alloc(), bulk.token(), index));
-                        NettyConnection connection = bulk.mainChannel().attr(CONNECTION).get();
-                        if (connection != null && connection.readingPaused()) {
-                            f.channel().config().setAutoRead(false);
-                        }
-                        result.complete(state.lane);
-                    });
-        } catch (RuntimeException e) {
-            result.completeExceptionally(e);
-        }
-        return result;
     }
 
     /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
@@ -388,7 +329,7 @@ public final class NettyTransport implements Transport {
             List<ChannelFuture> closing = new ArrayList<>();
             for (NettyConnection connection : connections) {
                 connection.close();
-                closing.add(connection.channel.closeFuture());
+                closing.add(connection.channel().closeFuture());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
             for (ChannelFuture future : closing) {
@@ -397,8 +338,8 @@ public final class NettyTransport implements Transport {
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
-            if (bulkLoops != null) {
-                bulkLoops.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
+            if (bulkLanes != null) {
+                bulkLanes.close();
             }
             // The group reports termination just before its threads return: wait for them, so a
             // closed transport has no thread left (leak checks count them).
@@ -444,13 +385,9 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
-    private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
-    }
-
     /** Test hooks: the bulk connections of {@code connection}, null without them. */
     static BulkGroup bulkOf(Connection connection) {
-        return connection instanceof NettyConnection netty ? netty.bulk : null;
+        return connection instanceof NettyConnection netty ? netty.bulk() : null;
     }
 
     /** Where a peer listens, as {@link #start} wrote it. */
@@ -495,13 +432,8 @@ public final class NettyTransport implements Transport {
             SharedMemory shm = sharedMemory;
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
-            BulkGroup bulk = null;
-            if (bulkLoops != null && "tcp".equals(kind) && (!accepted || bulkPort >= 0)) {
-                long token = accepted ? nextToken() : 0;
-                bulk = new BulkGroup(channel, !accepted, settings.bulkConnections() - 1, token, receivePool,
-                        NettyTransport.this::openLane);
-            }
-            NettyConnection connection = new NettyConnection(channel, kind, link, bulk);
+            BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
+            NettyConnection connection = new NettyConnection(channel, kind, link, bulk, settings, receivePool, listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
@@ -514,17 +446,14 @@ public final class NettyTransport implements Transport {
                 assembler.spreadTo(bulk.receiver());
                 bulk.receiver().setDelivery(connection::deliverSpread);
             }
-            UnitReader units = new UnitReader(assembler, unitLimit(), connection::deliver, connection.control());
+            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
+                    connection.control());
             channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection, assembler));
             if (bulk != null && accepted) {
-                offered.put(bulk.token(), connection);
-                BulkGroup group = bulk;
-                channel.closeFuture().addListener(f -> offered.remove(group.token()));
-                channel.eventLoop().execute(() -> channel.writeAndFlush(
-                        BulkUnits.offer(channel.alloc(), group.token(), bulkPort), channel.voidPromise()));
+                bulkLanes.offer(channel, bulk);
             }
             if (accepted) {
                 listener.onAccepted(connection);
@@ -532,123 +461,9 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    private long unitLimit() {
-        return Math.min(settings.maxFrameBytes(), Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
-    }
-
-    private long nextToken() {
-        long token;
-        do {
-            token = java.util.concurrent.ThreadLocalRandom.current().nextLong();
-        } while (token == 0 || offered.containsKey(token));
-        return token;
-    }
-
-    /** A bulk connection's own state: its queue, its reader's assembler, and once known its lane. */
-    private static final class LaneState {
-        final OutboundQueue outbound;
-        final FrameAssembler assembler;
-        volatile BulkGroup.Lane lane;
-
-        LaneState(OutboundQueue outbound, FrameAssembler assembler) {
-            this.outbound = outbound;
-            this.assembler = assembler;
-        }
-    }
-
-    private static final AttributeKey<LaneState> LANE = AttributeKey.valueOf("ferry.lane");
-
-    /**
-     * Sets up a bulk connection: opened ({@code bulk} given, lane {@code index}) or accepted (null:
-     * it names its group in its hello, its first unit). It carries spread chunks only.
-     */
-    private final class LaneInitializer extends ChannelInitializer<Channel> {
-        private final BulkGroup bulk;
-        private final int index;
-
-        LaneInitializer(BulkGroup bulk, int index) {
-            this.bulk = bulk;
-            this.index = index;
-        }
-
-        @Override
-        protected void initChannel(Channel channel) {
-            channels.add(channel);
-            OutboundQueue outbound = new OutboundQueue(channel, Long.MAX_VALUE);
-            FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, null, false);
-            LaneState state = new LaneState(outbound, assembler);
-            channel.attr(LANE).set(state);
-            if (bulk != null) {
-                state.lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, outbound);
-                assembler.spreadTo(bulk.receiver());
-            }
-            BulkControl control = bulk != null ? BulkControl.NONE : new BulkControl() {
-                @Override
-                public void laneHello(long token, int lane) {
-                    acceptLane(channel, state, token, lane);
-                }
-            };
-            UnitReader units = new UnitReader(assembler, unitLimit(), message -> {
-                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a whole message on a bulk connection");
-            }, control);
-            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
-            channel.pipeline()
-                    .addLast("units", units)
-                    .addLast("lane", new LaneHandler(state));
-        }
-    }
-
-    /** An accepted bulk connection named its group: it joins it, or closes when the group is unknown. */
-    private void acceptLane(Channel channel, LaneState state, long token, int index) {
-        NettyConnection main = offered.get(token);
-        if (main == null || state.lane != null) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection for an unknown connection");
-        }
-        BulkGroup.Lane lane = new BulkGroup.Lane(channel, index, settings.bulkConnections() - 1, state.outbound);
-        state.lane = lane;
-        state.assembler.spreadTo(main.bulk.receiver());
-        if (!main.bulk.laneUp(lane)) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk connection " + index + " not wanted");
-        }
-        if (main.readingPaused()) {
-            channel.config().setAutoRead(false);
-        }
-    }
-
-    /** Writes a lane's queue when it becomes writable; closes it on errors, failing what used it. */
-    private static final class LaneHandler extends ChannelInboundHandlerAdapter {
-        private final LaneState state;
-
-        LaneHandler(LaneState state) {
-            this.state = state;
-        }
-
-        @Override
-        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-            if (ctx.channel().isWritable()) {
-                state.outbound.drain();
-            }
-            ctx.fireChannelWritabilityChanged();
-        }
-
-        @Override
-        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            BulkGroup.Lane lane = state.lane;
-            if (lane != null && lane.failure == null) {
-                lane.failure = cause;
-            }
-            log.warn("closing bulk connection to {}: {}", ctx.channel().remoteAddress(), cause.toString());
-            ctx.close();
-        }
-
-        @Override
-        public void channelInactive(ChannelHandlerContext ctx) {
-            state.assembler.clear();
-            BulkGroup.Lane lane = state.lane;
-            Throwable cause = lane != null && lane.failure != null ? lane.failure : new ClosedChannelException();
-            state.outbound.failAll(cause);
-            ctx.fireChannelInactive();
-        }
+    /** Largest unit a reader accepts, main connection or lane: one chunk's data (at most a whole frame) and its header. */
+    static long unitLimit(long maxFrameBytes) {
+        return Math.min(maxFrameBytes, Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
     }
 
     /** Writes when the channel becomes writable; closes the connection on bad input. */
@@ -665,7 +480,7 @@ public final class NettyTransport implements Transport {
         @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             if (ctx.channel().isWritable()) {
-                connection.outbound.drain();
+                connection.outbound().drain();
             }
             ctx.fireChannelWritabilityChanged();
         }
@@ -682,219 +497,12 @@ public final class NettyTransport implements Transport {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             assembler.clear();
-            connection.outbound.failAll(failure != null ? failure : new ClosedChannelException());
-            if (connection.bulk != null) {
-                connection.bulk.close(failure);
+            connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
+            if (connection.bulk() != null) {
+                connection.bulk().close(failure);
                 connection.releaseParked();
             }
             listener.onClosed(connection, failure);
-        }
-    }
-
-    private final class NettyConnection implements Connection {
-        private final Channel channel;
-        private final String kind;
-        private final OutboundQueue outbound;
-        private final SharedMemoryLink link;
-        /** Its bulk connections, or null without them. */
-        private final BulkGroup bulk;
-        private volatile Object attachment;
-        /** Paused by {@link #pauseReading} (the agent's throttle). */
-        private volatile boolean throttled;
-        /**
-         * Messages held back, on the event loop only: an ordered message waiting for the spread messages
-         * sent before it, and everything read after it.
-         */
-        private final java.util.ArrayDeque<Parked> parked = new java.util.ArrayDeque<>();
-
-        NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk) {
-            this.channel = channel;
-            this.kind = kind;
-            this.link = link;
-            this.bulk = bulk;
-            this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
-            if (bulk != null) {
-                bulk.setMainQueue(outbound);
-            }
-        }
-
-        /** What this connection does with bulk-connection units. */
-        BulkControl control() {
-            if (bulk == null) {
-                return BulkControl.NONE;
-            }
-            return new BulkControl() {
-                @Override
-                public void offer(long token, int port) {
-                    bulk.offered(token, port);
-                }
-
-                @Override
-                public void done(int stream) {
-                    bulk.done(stream);
-                }
-
-                @Override
-                public void abort(int stream) {
-                    bulk.receiver().abort(stream);
-                    pump();
-                }
-
-                @Override
-                public void largeArriving() {
-                    bulk.wanted();
-                }
-            };
-        }
-
-        /** A message read on this connection (event loop). */
-        void deliver(InboundMessage message) {
-            if (bulk == null) {
-                listener.onMessage(this, message);
-                return;
-            }
-            Set<Integer> earlier = message.headers().isEmpty() ? null : bulk.receiver().earlier();
-            if (parked.isEmpty() && (earlier == null || earlier.isEmpty())) {
-                listener.onMessage(this, message);
-                return;
-            }
-            parked.add(new Parked(message, earlier, -1));
-            pump();
-        }
-
-        /** A spread message arrived whole, on this connection's event loop or a lane's. */
-        void deliverSpread(int stream, InboundMessage message) {
-            if (!channel.eventLoop().inEventLoop()) {
-                try {
-                    channel.eventLoop().execute(() -> deliverSpread(stream, message));
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // closing: the message is dropped with the connection
-                }
-                return;
-            }
-            if (parked.isEmpty()) {
-                bulk.receiver().finished(stream);
-                listener.onMessage(this, message);
-                return;
-            }
-            // Before the first held message that waits for it (it was sent before that one), else last.
-            java.util.Iterator<Parked> it = parked.iterator();
-            java.util.ArrayDeque<Parked> reordered = new java.util.ArrayDeque<>(parked.size() + 1);
-            boolean placed = false;
-            while (it.hasNext()) {
-                Parked next = it.next();
-                if (!placed && next.earlier != null && next.earlier.contains(stream)) {
-                    reordered.add(new Parked(message, null, stream));
-                    placed = true;
-                }
-                reordered.add(next);
-            }
-            if (!placed) {
-                reordered.add(new Parked(message, null, stream));
-            }
-            parked.clear();
-            parked.addAll(reordered);
-            pump();
-        }
-
-        /** Delivers held messages whose turn has come; reading stays off while some wait. */
-        private void pump() {
-            while (!parked.isEmpty()) {
-                Parked head = parked.peek();
-                if (head.earlier != null) {
-                    head.earlier.removeIf(stream -> !bulk.receiver().isPending(stream));
-                    if (!head.earlier.isEmpty()) {
-                        applyAutoRead();
-                        return;
-                    }
-                }
-                parked.poll();
-                if (head.stream >= 0) {
-                    bulk.receiver().finished(head.stream);
-                }
-                listener.onMessage(this, head.message);
-            }
-            applyAutoRead();
-        }
-
-        /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
-        void releaseParked() {
-            while (!parked.isEmpty()) {
-                listener.onMessage(this, parked.poll().message);
-            }
-        }
-
-        boolean readingPaused() {
-            return throttled;
-        }
-
-        private void applyAutoRead() {
-            channel.config().setAutoRead(!throttled && parked.isEmpty());
-        }
-
-        @Override
-        public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
-            if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
-                outbound.awaitRoom(settings.sendQueueTimeout());
-            }
-            ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
-            outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
-        }
-
-        @Override
-        public boolean isActive() {
-            return channel.isActive();
-        }
-
-        @Override
-        public void close() {
-            outbound.closeWhenDrained();
-        }
-
-        @Override
-        public void pauseReading(boolean paused) {
-            throttled = paused;
-            if (bulk == null) {
-                channel.config().setAutoRead(!paused);
-                return;
-            }
-            for (BulkGroup.Lane lane : bulk.activeLanes()) {
-                lane.channel.config().setAutoRead(!paused);
-            }
-            if (channel.eventLoop().inEventLoop()) {
-                applyAutoRead();
-            } else {
-                try {
-                    channel.eventLoop().execute(this::applyAutoRead);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
-                    // closed
-                }
-            }
-        }
-
-        @Override
-        public String kind() {
-            return link != null && link.isActive() ? kind + "+shm" : kind;
-        }
-
-        @Override
-        public String remoteAddress() {
-            return String.valueOf(channel.remoteAddress());
-        }
-
-        @Override
-        public Object attachment() {
-            return attachment;
-        }
-
-        @Override
-        public void attach(Object value) {
-            attachment = value;
-        }
-
-        @Override
-        public String toString() {
-            return "Connection[" + kind + " " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
         }
     }
 }

@@ -1,0 +1,261 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+
+/**
+ * A {@link NettyTransport} connection: a Netty channel (TCP or Unix socket) with its send queue,
+ * and, with bulk connections, the order of what it delivers: an ordered message (one with headers)
+ * is held back, with everything read after it, until the spread messages sent before it have
+ * arrived whole over the lanes ({@link SpreadReceiver}), since a spread message can arrive after
+ * smaller ones sent later on the main connection.
+ *
+ * <p>Threads: {@link #send} from any thread (ordinary ones wait, bounded, while too much is queued);
+ * delivery and the held-back messages on the channel's event loop.
+ */
+final class NettyConnection implements Connection {
+    private final Channel channel;
+    private final String kind;
+    private final OutboundQueue outbound;
+    private final SharedMemoryLink link;
+    /** Its bulk connections, or null without them. */
+    private final BulkGroup bulk;
+    private final NettyTransport.Settings settings;
+    private final LargeBufferPool receivePool;
+    private final TransportListener listener;
+    private volatile Object attachment;
+    /** Paused by {@link #pauseReading} (the agent's throttle). */
+    private volatile boolean throttled;
+    /**
+     * Messages held back, on the event loop only: an ordered message waiting for the spread messages
+     * sent before it, and everything read after it.
+     */
+    private final ArrayDeque<Parked> parked = new ArrayDeque<>();
+
+    /**
+     * @param link        its shared-memory channel (Unix sockets), or null
+     * @param bulk        its bulk connections, or null
+     * @param receivePool also lends the reused buffers large frames it sends are encoded into
+     * @param listener    told of every message read on it
+     */
+    NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk, NettyTransport.Settings settings,
+                    LargeBufferPool receivePool, TransportListener listener) {
+        this.channel = channel;
+        this.kind = kind;
+        this.link = link;
+        this.bulk = bulk;
+        this.settings = settings;
+        this.receivePool = receivePool;
+        this.listener = listener;
+        this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
+        if (bulk != null) {
+            bulk.setMainQueue(outbound);
+        }
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    OutboundQueue outbound() {
+        return outbound;
+    }
+
+    /** Its bulk connections, or null without them. */
+    BulkGroup bulk() {
+        return bulk;
+    }
+
+    /** What this connection does with bulk-connection units. */
+    BulkControl control() {
+        if (bulk == null) {
+            return BulkControl.NONE;
+        }
+        return new BulkControl() {
+            @Override
+            public void offer(long token, int port) {
+                bulk.offered(token, port);
+            }
+
+            @Override
+            public void done(int stream) {
+                bulk.done(stream);
+            }
+
+            @Override
+            public void abort(int stream) {
+                bulk.receiver().abort(stream);
+                pump();
+            }
+
+            @Override
+            public void largeArriving() {
+                bulk.wanted();
+            }
+        };
+    }
+
+    /** A message read on this connection (event loop). */
+    void deliver(InboundMessage message) {
+        if (bulk == null) {
+            listener.onMessage(this, message);
+            return;
+        }
+        Set<Integer> earlier = message.headers().isEmpty() ? null : bulk.receiver().earlier();
+        if (parked.isEmpty() && (earlier == null || earlier.isEmpty())) {
+            listener.onMessage(this, message);
+            return;
+        }
+        parked.add(new Parked(message, earlier, -1));
+        pump();
+    }
+
+    /** A spread message arrived whole, on this connection's event loop or a lane's. */
+    void deliverSpread(int stream, InboundMessage message) {
+        if (!channel.eventLoop().inEventLoop()) {
+            try {
+                channel.eventLoop().execute(() -> deliverSpread(stream, message));
+            } catch (RejectedExecutionException e) {
+                // closing: the message is dropped with the connection
+            }
+            return;
+        }
+        if (parked.isEmpty()) {
+            bulk.receiver().finished(stream);
+            listener.onMessage(this, message);
+            return;
+        }
+        // Before the first held message that waits for it (it was sent before that one), else last.
+        Iterator<Parked> it = parked.iterator();
+        ArrayDeque<Parked> reordered = new ArrayDeque<>(parked.size() + 1);
+        boolean placed = false;
+        while (it.hasNext()) {
+            Parked next = it.next();
+            if (!placed && next.earlier != null && next.earlier.contains(stream)) {
+                reordered.add(new Parked(message, null, stream));
+                placed = true;
+            }
+            reordered.add(next);
+        }
+        if (!placed) {
+            reordered.add(new Parked(message, null, stream));
+        }
+        parked.clear();
+        parked.addAll(reordered);
+        pump();
+    }
+
+    /** Delivers held messages whose turn has come; reading stays off while some wait. */
+    private void pump() {
+        while (!parked.isEmpty()) {
+            Parked head = parked.peek();
+            if (head.earlier != null) {
+                head.earlier.removeIf(stream -> !bulk.receiver().isPending(stream));
+                if (!head.earlier.isEmpty()) {
+                    applyAutoRead();
+                    return;
+                }
+            }
+            parked.poll();
+            if (head.stream >= 0) {
+                bulk.receiver().finished(head.stream);
+            }
+            listener.onMessage(this, head.message);
+        }
+        applyAutoRead();
+    }
+
+    /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
+    void releaseParked() {
+        while (!parked.isEmpty()) {
+            listener.onMessage(this, parked.poll().message);
+        }
+    }
+
+    boolean readingPaused() {
+        return throttled;
+    }
+
+    private void applyAutoRead() {
+        channel.config().setAutoRead(!throttled && parked.isEmpty());
+    }
+
+    @Override
+    public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+        if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
+            outbound.awaitRoom(settings.sendQueueTimeout());
+        }
+        ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
+        outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
+    }
+
+    @Override
+    public boolean isActive() {
+        return channel.isActive();
+    }
+
+    @Override
+    public void close() {
+        outbound.closeWhenDrained();
+    }
+
+    @Override
+    public void pauseReading(boolean paused) {
+        throttled = paused;
+        if (bulk == null) {
+            channel.config().setAutoRead(!paused);
+            return;
+        }
+        for (BulkGroup.Lane lane : bulk.activeLanes()) {
+            lane.channel.config().setAutoRead(!paused);
+        }
+        if (channel.eventLoop().inEventLoop()) {
+            applyAutoRead();
+        } else {
+            try {
+                channel.eventLoop().execute(this::applyAutoRead);
+            } catch (RejectedExecutionException e) {
+                // closed
+            }
+        }
+    }
+
+    @Override
+    public String kind() {
+        return link != null && link.isActive() ? kind + "+shm" : kind;
+    }
+
+    @Override
+    public String remoteAddress() {
+        return String.valueOf(channel.remoteAddress());
+    }
+
+    @Override
+    public Object attachment() {
+        return attachment;
+    }
+
+    @Override
+    public void attach(Object value) {
+        attachment = value;
+    }
+
+    @Override
+    public String toString() {
+        return "Connection[" + kind + " " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
+    }
+
+    /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
+    private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
+    }
+}
