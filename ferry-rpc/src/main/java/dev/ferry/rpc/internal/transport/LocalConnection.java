@@ -12,17 +12,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.nio.channels.ClosedChannelException;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * One end of an in-process connection. A send encodes on the sender's thread and queues the frame
  * on the other end, which decodes and reports it on its own transport's threads, in order.
  *
- * <p>Flow control: {@code unreadBytes} counts what this end sent and the peer has not taken in
+ * <p>Flow control: {@code unread} ({@link SendBudget}) counts what this end sent and the peer has not taken in
  * yet; a sender on an ordinary thread waits while it is over the transport's
  * {@code sendQueueBytes}. A paused end keeps arriving frames in {@code held} until it resumes.
  *
@@ -39,8 +37,7 @@ final class LocalConnection implements Connection {
     private volatile boolean open = true; // written under this
     private volatile Object attachment;
     /** Bytes this end sent that the peer has not taken in (decoded) yet. */
-    private final AtomicLong unreadBytes = new AtomicLong();
-    private final Object room = new Object();
+    private final SendBudget unread;
     /** Frames that arrived while this end was paused, in order; touched only by its events. */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
     private volatile boolean paused;
@@ -49,6 +46,7 @@ final class LocalConnection implements Connection {
         this.owner = owner;
         this.remoteAddress = remoteAddress;
         this.events = new SerializingExecutor(owner.threads());
+        this.unread = new SendBudget(owner.sendQueueBytes());
     }
 
     void pair(LocalConnection other) {
@@ -71,7 +69,7 @@ final class LocalConnection implements Connection {
         ByteBuf frame = FrameCodec.encode(message, ByteBufAllocator.DEFAULT, owner.maxFrameBytes());
         if (!owner.isOwnThread() && !NonBlockingThreads.currentIsNonBlocking()) {
             try {
-                awaitRoom();
+                unread.awaitRoom(owner.sendQueueTimeout(), () -> open, remoteAddress);
             } catch (RuntimeException e) {
                 frame.release();
                 throw e;
@@ -83,7 +81,7 @@ final class LocalConnection implements Connection {
         synchronized (this) {
             queued = open && peer.deliver(() -> peer.arrived(frame));
             if (queued) {
-                unreadBytes.addAndGet(size);
+                unread.add(size);
             }
         }
         if (!queued) {
@@ -92,39 +90,10 @@ final class LocalConnection implements Connection {
         }
     }
 
-    /** Waits while this end has more than the limit unread at its peer, bounded by the timeout. */
-    private void awaitRoom() {
-        long limit = owner.sendQueueBytes();
-        if (unreadBytes.get() <= limit) {
-            return;
-        }
-        Duration timeout = owner.sendQueueTimeout();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (room) {
-            try {
-                while (unreadBytes.get() > limit && open) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        throw new RpcException(RpcException.Code.TIMEOUT, "the send queue to " + remoteAddress
-                                + " stayed above " + limit + " bytes for " + timeout + " (the peer reads too slowly)");
-                    }
-                    room.wait(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new RpcException(RpcException.Code.INTERNAL, "interrupted while waiting to send", e);
-            }
-        }
-    }
-
     /** The peer took in {@code bytes} this end sent. */
     private void taken(long bytes) {
-        long left = unreadBytes.addAndGet(-bytes);
-        if (left <= owner.sendQueueBytes()) {
-            synchronized (room) {
-                room.notifyAll();
-            }
-        }
+        unread.add(-bytes);
+        unread.signal(false);
     }
 
     @Override
@@ -202,9 +171,7 @@ final class LocalConnection implements Connection {
             }
             open = false;
         }
-        synchronized (room) {
-            room.notifyAll(); // senders waiting for room fail their sends now
-        }
+        unread.signal(true); // senders waiting for room fail their sends now
         if (!deliver(this::dropHeld)) {
             dropHeld(); // no event runs any more: nothing else touches 'held'
         }

@@ -14,7 +14,6 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
@@ -48,15 +47,12 @@ final class OutboundQueue {
     static final int MAX_ACTIVE_LARGE = 8;
 
     private final Channel channel;
-    private final long limitBytes;
     /** Messages flushed together at most when senders keep the event loop's task queue full. */
     static final int MAX_COALESCED = 64;
 
-    private final AtomicLong queuedBytes = new AtomicLong();
+    private final SendBudget budget;
     /** Sends by other threads whose task has not run yet: while some are due, a flush waits for them. */
     private final AtomicInteger addsDue = new AtomicInteger();
-    private final Object room = new Object();
-    private volatile int waiters; // written under room
     // Event loop only.
     private final ArrayDeque<Pending> waiting = new ArrayDeque<>();
     private final ArrayDeque<Pending> active = new ArrayDeque<>();
@@ -76,13 +72,13 @@ final class OutboundQueue {
 
     OutboundQueue(Channel channel, long limitBytes, BulkGroup bulk) {
         this.channel = channel;
-        this.limitBytes = limitBytes;
+        this.budget = new SendBudget(limitBytes);
         this.bulk = bulk;
     }
 
     /** Bytes accepted and not yet handed to the channel. */
     long queuedBytes() {
-        return queuedBytes.get();
+        return budget.bytes();
     }
 
     /**
@@ -90,29 +86,7 @@ final class OutboundQueue {
      * {@code timeout} with {@link RpcException.Code#TIMEOUT}.
      */
     void awaitRoom(Duration timeout) {
-        if (queuedBytes.get() <= limitBytes) {
-            return;
-        }
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (room) {
-            waiters++;
-            try {
-                while (queuedBytes.get() > limitBytes && channel.isActive()) {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        throw new RpcException(RpcException.Code.TIMEOUT, "the send queue to "
-                                + channel.remoteAddress() + " stayed above " + limitBytes + " bytes for " + timeout
-                                + " (the peer reads too slowly)");
-                    }
-                    room.wait(Math.max(1, left / 1_000_000));
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new RpcException(RpcException.Code.INTERNAL, "interrupted while waiting to send", e);
-            } finally {
-                waiters--;
-            }
-        }
+        budget.awaitRoom(timeout, channel::isActive, channel.remoteAddress());
     }
 
     /** Queues a whole encoded frame (length prefix included); takes ownership of {@code frame}. */
@@ -122,7 +96,7 @@ final class OutboundQueue {
             message.spreadable = true;
             bulk.wanted();
         }
-        queuedBytes.addAndGet(message.remaining());
+        budget.add(message.remaining());
         if (channel.eventLoop().inEventLoop()) {
             add(message);
             return;
@@ -186,7 +160,7 @@ final class OutboundQueue {
 
     /** Takes a part of a spread message to write (a lane's queue; any thread). */
     private void enqueuePart(Pending part) {
-        queuedBytes.addAndGet(part.remaining());
+        budget.add(part.remaining());
         try {
             channel.eventLoop().execute(() -> {
                 if (failure != null || !channel.isActive()) {
@@ -203,7 +177,7 @@ final class OutboundQueue {
 
     /** A part of a message that failed meanwhile: forget it. */
     private void drop(Pending message) {
-        queuedBytes.addAndGet(-message.remaining());
+        budget.add(-message.remaining());
         message.offset = message.size;
         message.frame.release();
         if (message.large) {
@@ -303,10 +277,10 @@ final class OutboundQueue {
             if (k == 0) {
                 activeLarge++;
                 active.add(part);
-                queuedBytes.addAndGet(-(total - part.size));
+                budget.add(-(total - part.size));
             } else {
                 BulkGroup.Lane lane = using.get(k - 1);
-                queuedBytes.addAndGet(-part.size);
+                budget.add(-part.size);
                 bulk.lanePartQueued();
                 part.lane = lane;
                 lane.outbound.enqueuePart(part);
@@ -332,7 +306,7 @@ final class OutboundQueue {
                 message.frame.release();
                 channel.write(data).addListener(new PartWritten(message));
             }
-            queuedBytes.addAndGet(-written);
+            budget.add(-written);
             signalRoom();
             return;
         }
@@ -356,12 +330,12 @@ final class OutboundQueue {
                 channel.write(data).addListener(new Reported(message.onFailure));
             }
         }
-        queuedBytes.addAndGet(-written);
+        budget.add(-written);
         signalRoom();
     }
 
     private void fail(Pending message, Throwable cause) {
-        queuedBytes.addAndGet(-message.remaining());
+        budget.add(-message.remaining());
         message.frame.release();
         if (message.spread != null) {
             if (message.lanePart) {
@@ -375,11 +349,7 @@ final class OutboundQueue {
     }
 
     private void signalRoom() {
-        if (waiters > 0 && (queuedBytes.get() <= limitBytes || failure != null)) {
-            synchronized (room) {
-                room.notifyAll();
-            }
-        }
+        budget.signal(failure != null);
     }
 
     /** One message, or one part of a spread message: its frame and how much of it has gone to the channel. */
