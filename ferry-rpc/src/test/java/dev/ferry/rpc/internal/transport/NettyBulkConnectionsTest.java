@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,11 +28,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 class NettyBulkConnectionsTest {
     private static final int MIB = 1 << 20;
     private static final int CONNECTIONS = 3;
-    private final List<Transport> transports = new ArrayList<>();
+    private final NettyTransports transports = new NettyTransports("bulk-test");
 
     @AfterEach
     void close() {
-        transports.forEach(Transport::close);
+        transports.close();
     }
 
     @Test
@@ -134,9 +133,9 @@ class NettyBulkConnectionsTest {
     @Test
     void withoutBulkConnectionsOnTheAcceptingSideLargeMessagesUseTheMainConnection() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(1), server);
+        String address = transports.listen(settings(1), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = start(settings(CONNECTIONS), clientEvents, address);
+        Connection client = transports.connect(settings(CONNECTIONS), clientEvents, address);
         byte[] body = randomBytes(12 * MIB, 8);
         for (int i = 0; i < 3; i++) {
             client.send(message(i, body, CallHeaders.empty()), e -> { });
@@ -149,8 +148,8 @@ class NettyBulkConnectionsTest {
     @Test
     void withoutBulkConnectionsOnTheOpeningSideOffersAreIgnored() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(CONNECTIONS), server);
-        Connection client = start(settings(1), new RecordingListener(), address);
+        String address = transports.listen(settings(CONNECTIONS), server);
+        Connection client = transports.connect(settings(1), new RecordingListener(), address);
         byte[] body = randomBytes(12 * MIB, 9);
         for (int i = 0; i < 3; i++) {
             client.send(message(i, body, CallHeaders.empty()), e -> { });
@@ -163,9 +162,9 @@ class NettyBulkConnectionsTest {
     /** A client connected to a server, both with bulk connections, the lanes open. */
     private Pair connectedWithLanes() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(CONNECTIONS), server);
+        String address = transports.listen(settings(CONNECTIONS), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = start(settings(CONNECTIONS), clientEvents, address);
+        Connection client = transports.connect(settings(CONNECTIONS), clientEvents, address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         assertThat(accepted).isNotNull();
         // The first large message opens the lanes (it goes over the main connection itself).
@@ -201,27 +200,6 @@ class NettyBulkConnectionsTest {
 
     private static NettyTransport.Settings settings(int bulkConnections) {
         return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withBulkConnections(bulkConnections);
-    }
-
-    private String start(NettyTransport.Settings settings, RecordingListener events) {
-        NettyTransport transport = new NettyTransport(settings, threads());
-        transports.add(transport);
-        return transport.start(events);
-    }
-
-    private Connection start(NettyTransport.Settings settings, RecordingListener events, String connectTo) throws Exception {
-        NettyTransport transport = new NettyTransport(settings, threads());
-        transports.add(transport);
-        transport.start(events);
-        return transport.connect(connectTo).get(10, TimeUnit.SECONDS);
-    }
-
-    private static ThreadFactory threads() {
-        return task -> {
-            Thread thread = new Thread(task, "bulk-test");
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     private static byte[] randomBytes(int size, long seed) {

@@ -14,9 +14,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,18 +27,18 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(60)
 class NettyTransportFlowTest {
     private static final int LARGE = 64 << 20;
-    private final List<Transport> transports = new ArrayList<>();
+    private final NettyTransports transports = new NettyTransports("flow-test");
 
     @AfterEach
     void close() {
-        transports.forEach(Transport::close);
+        transports.close();
     }
 
     @Test
     void aSmallMessageOvertakesALargeOneSentBeforeIt() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(false), server);
-        Connection client = start(settings(false), new RecordingListener(), address);
+        String address = transports.listen(settings(false), server);
+        Connection client = transports.connect(settings(false), new RecordingListener(), address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         // The receiver reads nothing until both are queued, so the order cannot depend on timing:
         // far more than the socket and channel buffers hold of the large one is still queued.
@@ -57,8 +55,8 @@ class NettyTransportFlowTest {
     @Test
     void aMessageWithHeadersNeverOvertakes() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(false), server);
-        Connection client = start(settings(false), new RecordingListener(), address);
+        String address = transports.listen(settings(false), server);
+        Connection client = transports.connect(settings(false), new RecordingListener(), address);
         Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         accepted.pauseReading(true);
         client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
@@ -71,8 +69,8 @@ class NettyTransportFlowTest {
     @Test
     void manyLargeMessagesInterleavedArriveIntact() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = start(settings(false), server);
-        Connection client = start(settings(false), new RecordingListener(), address);
+        String address = transports.listen(settings(false), server);
+        Connection client = transports.connect(settings(false), new RecordingListener(), address);
         int count = 3 * OutboundQueue.MAX_ACTIVE_LARGE;
         for (int i = 0; i < count; i++) {
             byte[] body = new byte[Chunks.CHUNK_BYTES * 2 + i];
@@ -94,12 +92,11 @@ class NettyTransportFlowTest {
     void peersOnThisHostUseTheUnixSocketWhichIsDeletedAtClose() throws Exception {
         assumeTrue(Epoll.isAvailable());
         RecordingListener server = new RecordingListener();
-        NettyTransport transport = new NettyTransport(settings(true), threads());
-        transports.add(transport);
+        NettyTransport transport = transports.start(settings(true));
         String address = transport.start(server);
         Path socket = Path.of(NettyTransport.PeerAddress.parse(address).socket());
         assertThat(socket).exists();
-        Connection client = start(settings(true), new RecordingListener(), address);
+        Connection client = transports.connect(settings(true), new RecordingListener(), address);
         assertThat(client.kind()).isEqualTo("uds");
         transport.close();
         assertThat(socket).doesNotExist();
@@ -108,46 +105,25 @@ class NettyTransportFlowTest {
 
     @Test
     void peersOnAnotherHostOrWithUnixSocketsOffUseTcp() throws Exception {
-        String address = start(settings(true), new RecordingListener());
+        String address = transports.listen(settings(true), new RecordingListener());
         NettyTransport.Settings elsewhere = new NettyTransport.Settings("127.0.0.1", 0, 1, 1 << 30, 64L << 20,
                 java.time.Duration.ofSeconds(60), true, "another-host/boot", 0, NettyTransport.Settings.DEFAULT_RECEIVE_POOL_BYTES);
-        assertThat(start(elsewhere, new RecordingListener(), address).kind()).isEqualTo("tcp");
-        assertThat(start(settings(false), new RecordingListener(), address).kind()).isEqualTo("tcp");
+        assertThat(transports.connect(elsewhere, new RecordingListener(), address).kind()).isEqualTo("tcp");
+        assertThat(transports.connect(settings(false), new RecordingListener(), address).kind()).isEqualTo("tcp");
     }
 
     @Test
     void aStaleSocketFallsBackToTcp() throws Exception {
         assumeTrue(Epoll.isAvailable());
-        String address = start(settings(false), new RecordingListener());
+        String address = transports.listen(settings(false), new RecordingListener());
         Path missing = Files.createTempDirectory("ferry-test-").resolve("gone.sock");
         String stale = address + ";uds=" + missing + ";hostid=" + HostIdentity.local();
-        assertThat(start(settings(true), new RecordingListener(), stale).kind()).isEqualTo("tcp");
+        assertThat(transports.connect(settings(true), new RecordingListener(), stale).kind()).isEqualTo("tcp");
         Files.delete(missing.getParent());
     }
 
     private static NettyTransport.Settings settings(boolean unixSockets) {
         return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withUnixSockets(unixSockets);
-    }
-
-    private String start(NettyTransport.Settings settings, RecordingListener events) {
-        NettyTransport transport = new NettyTransport(settings, threads());
-        transports.add(transport);
-        return transport.start(events);
-    }
-
-    private Connection start(NettyTransport.Settings settings, RecordingListener events, String connectTo) throws Exception {
-        NettyTransport transport = new NettyTransport(settings, threads());
-        transports.add(transport);
-        transport.start(events);
-        return transport.connect(connectTo).get(10, TimeUnit.SECONDS);
-    }
-
-    private static ThreadFactory threads() {
-        return task -> {
-            Thread thread = new Thread(task, "flow-test");
-            thread.setDaemon(true);
-            return thread;
-        };
     }
 
     private static OutboundMessage message(long id, byte[] body, CallHeaders headers) {
