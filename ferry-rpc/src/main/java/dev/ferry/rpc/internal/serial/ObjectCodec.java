@@ -112,7 +112,7 @@ public final class ObjectCodec {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "cannot decode a message: " + e.getMessage(), e);
+                    "cannot decode a message: " + innermostMessage(e), e);
         } finally {
             CURRENT.set(previous);
         }
@@ -132,6 +132,20 @@ public final class ObjectCodec {
                             + " (is the class missing or different on this worker?)");
         }
         return type.cast(value);
+    }
+
+    /**
+     * The message of the innermost cause that has one: Fory wraps what a serializer threw in
+     * "Deserialize failed, read objects are: ...", which does not say what was wrong.
+     */
+    private static String innermostMessage(Throwable e) {
+        String message = e.getMessage();
+        for (Throwable cause = e.getCause(); cause != null && cause != e; e = cause, cause = cause.getCause()) {
+            if (cause.getMessage() != null) {
+                message = cause.getMessage();
+            }
+        }
+        return message;
     }
 
     private static String typeName(Object value) {

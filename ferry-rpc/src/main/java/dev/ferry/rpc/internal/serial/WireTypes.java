@@ -36,7 +36,17 @@ public final class WireTypes {
 
     static void registerAll(TypeRegistry registry) {
         for (int i = 0; i < TYPES_BY_ID_FROM_300.size(); i++) {
-            registry.register(TYPES_BY_ID_FROM_300.get(i), FIRST_ID + i);
+            Class<?> type = TYPES_BY_ID_FROM_300.get(i);
+            int id = FIRST_ID + i;
+            if (type == FunctionRef.class) {
+                registry.register(type, id, resolver -> new WireSerializers.FunctionRefSerializer(resolver.getConfig()));
+            } else if (type == CallRequest.class) {
+                registry.register(type, id, resolver -> new WireSerializers.CallRequestSerializer(resolver.getConfig()));
+            } else if (type == WorkerInfo.class) {
+                registry.register(type, id, resolver -> new WireSerializers.WorkerInfoSerializer(resolver.getConfig()));
+            } else {
+                registry.register(type, id);
+            }
         }
     }
 }

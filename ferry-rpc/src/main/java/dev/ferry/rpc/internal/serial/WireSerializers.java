@@ -1,0 +1,124 @@
+package dev.ferry.rpc.internal.serial;
+
+import dev.ferry.rpc.WorkerInfo;
+import org.apache.fory.config.Config;
+import org.apache.fory.context.ReadContext;
+import org.apache.fory.context.WriteContext;
+import org.apache.fory.serializer.Serializer;
+
+/**
+ * Hand-written Fory serializers for the wire types every call carries ({@link FunctionRef},
+ * {@link CallRequest}) and the ones rendezvous sends ({@link WorkerInfo}).
+ *
+ * <h2>Why not Fory's generated ones</h2>
+ * Fory generates a serializer class for each record on first use, compiling Java source with
+ * Janino inside the worker: some 100 ms of CPU per process during {@code init}, and a queue of
+ * just-in-time compilations (Janino itself, method-handle plumbing) that the JVM then works through
+ * after {@code init} has returned, while the worker should be idle. These types are fixed and
+ * small, so a few lines each do the same job from the first call on. Their values are immutable
+ * and never shared within a message, so they are written without reference tracking.
+ */
+final class WireSerializers {
+
+    private WireSerializers() {
+    }
+
+    /** {@code | class | method | descriptor | kind | captured count (or -1 for null) | captured values |}. */
+    static final class FunctionRefSerializer extends Serializer<FunctionRef> {
+        FunctionRefSerializer(Config config) {
+            super(config, FunctionRef.class, false, true);
+        }
+
+        @Override
+        public void write(WriteContext write, FunctionRef value) {
+            write.writeString(value.className());
+            write.writeString(value.methodName());
+            write.writeString(value.descriptor());
+            write.writeVarInt32(value.kind());
+            writeValues(write, value.captured());
+        }
+
+        @Override
+        public FunctionRef read(ReadContext read) {
+            String className = read.readString();
+            String methodName = read.readString();
+            String descriptor = read.readString();
+            int kind = read.readVarInt32();
+            return new FunctionRef(className, methodName, descriptor, kind, readValues(read));
+        }
+    }
+
+    /** {@code | function (as FunctionRefSerializer) | argument count (or -1 for null) | arguments |}. */
+    static final class CallRequestSerializer extends Serializer<CallRequest> {
+        private final FunctionRefSerializer functions;
+
+        CallRequestSerializer(Config config) {
+            super(config, CallRequest.class, false, true);
+            this.functions = new FunctionRefSerializer(config);
+        }
+
+        @Override
+        public void write(WriteContext write, CallRequest value) {
+            functions.write(write, value.function());
+            writeValues(write, value.args());
+        }
+
+        @Override
+        public CallRequest read(ReadContext read) {
+            FunctionRef function = functions.read(read);
+            return new CallRequest(function, readValues(read));
+        }
+    }
+
+    /** {@code | name | id |}. */
+    static final class WorkerInfoSerializer extends Serializer<WorkerInfo> {
+        WorkerInfoSerializer(Config config) {
+            super(config, WorkerInfo.class, false, true);
+        }
+
+        @Override
+        public void write(WriteContext write, WorkerInfo value) {
+            write.writeString(value.name());
+            write.writeVarInt32(value.id());
+        }
+
+        @Override
+        public WorkerInfo read(ReadContext read) {
+            String name = read.readString();
+            return new WorkerInfo(name, read.readVarInt32());
+        }
+    }
+
+    /**
+     * Values of any type (arguments, captured values), each with Fory's reference tracking, so
+     * that one object passed twice arrives as one object, as with Fory's own array serializer.
+     */
+    private static void writeValues(WriteContext write, Object[] values) {
+        if (values == null) {
+            write.writeVarInt32(-1);
+            return;
+        }
+        write.writeVarInt32(values.length);
+        for (Object value : values) {
+            write.writeRef(value);
+        }
+    }
+
+    private static Object[] readValues(ReadContext read) {
+        int count = read.readVarInt32();
+        if (count < 0) {
+            return null;
+        }
+        // A corrupt count must not allocate a huge array before the stream runs out: each value
+        // takes at least one byte.
+        if (count > read.getBuffer().remaining()) {
+            throw new IllegalArgumentException("value count " + count + " exceeds the " + read.getBuffer().remaining()
+                    + " bytes left in the message");
+        }
+        Object[] values = new Object[count];
+        for (int i = 0; i < count; i++) {
+            values[i] = read.readRef();
+        }
+        return values;
+    }
+}

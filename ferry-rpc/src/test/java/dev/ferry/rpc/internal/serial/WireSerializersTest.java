@@ -1,0 +1,91 @@
+package dev.ferry.rpc.internal.serial;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.WorkerInfo;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class WireSerializersTest {
+    record Point(int x, int y) {
+    }
+
+    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+
+    private static Object roundTrip(Object value) {
+        EncodedPayload payload = CODEC.encode(value);
+        assertThat(payload.outOfBand()).isEmpty();
+        return CODEC.decode(ByteBuffer.wrap(payload.inBand()), List.of());
+    }
+
+    private static FunctionRef function(Object[] captured) {
+        return new FunctionRef("com.example.Functions", "add", "(II)I", 6, captured);
+    }
+
+    @Test
+    void aCallRequestComesBackWithItsFunctionAndArguments() {
+        CallRequest request = new CallRequest(function(new Object[] {"prefix", 7L}), new Object[] {1, "two", null, 3.5});
+
+        CallRequest back = (CallRequest) roundTrip(request);
+
+        FunctionRef f = back.function();
+        assertThat(f.className()).isEqualTo("com.example.Functions");
+        assertThat(f.methodName()).isEqualTo("add");
+        assertThat(f.descriptor()).isEqualTo("(II)I");
+        assertThat(f.kind()).isEqualTo(6);
+        assertThat(f.captured()).containsExactly("prefix", 7L);
+        assertThat(back.args()).containsExactly(1, "two", null, 3.5);
+    }
+
+    @Test
+    void nullAndEmptyValueArraysStayDistinct() {
+        CallRequest back = (CallRequest) roundTrip(new CallRequest(function(null), new Object[0]));
+        assertThat(back.function().captured()).isNull();
+        assertThat(back.args()).isEmpty();
+
+        back = (CallRequest) roundTrip(new CallRequest(function(new Object[0]), null));
+        assertThat(back.function().captured()).isEmpty();
+        assertThat(back.args()).isNull();
+    }
+
+    @Test
+    void anArgumentPassedTwiceArrivesAsOneObject() {
+        Point shared = new Point(1, 2);
+        int[] array = {4, 5};
+        CallRequest back = (CallRequest) roundTrip(
+                new CallRequest(function(new Object[] {shared}), new Object[] {shared, array, array}));
+
+        assertThat(back.args()[0]).isEqualTo(shared).isSameAs(back.function().captured()[0]);
+        assertThat(back.args()[1]).isSameAs(back.args()[2]);
+        assertThat((int[]) back.args()[1]).containsExactly(4, 5);
+    }
+
+    @Test
+    void workerInfoRoundTrips() {
+        assertThat(roundTrip(new WorkerInfo("trainer", 3))).isEqualTo(new WorkerInfo("trainer", 3));
+        assertThat(roundTrip(List.of(new WorkerInfo("a", 0), new WorkerInfo("b", 1))))
+                .isEqualTo(List.of(new WorkerInfo("a", 0), new WorkerInfo("b", 1)));
+    }
+
+    @Test
+    void aCorruptArgumentCountFailsThatMessageClearly() {
+        // No arguments: the stream ends with the argument count, zig-zag varint 0. Make it claim
+        // 100 arguments (zig-zag 200: 0xc8 0x01) with no bytes left for them.
+        byte[] bytes = CODEC.encode(new CallRequest(function(null), new Object[0])).inBand();
+        assertThat(bytes[bytes.length - 1]).isZero();
+        byte[] corrupt = Arrays.copyOf(bytes, bytes.length + 1);
+        corrupt[bytes.length - 1] = (byte) 0xc8;
+        corrupt[bytes.length] = 0x01;
+
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(corrupt), List.of()))
+                .isInstanceOf(RpcException.class)
+                .hasMessageContaining("value count 100");
+        // the codec still works for the next message
+        assertThat(((CallRequest) roundTrip(new CallRequest(function(null), new Object[] {9}))).args()).containsExactly(9);
+    }
+}
