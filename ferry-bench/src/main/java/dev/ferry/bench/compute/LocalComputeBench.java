@@ -83,7 +83,7 @@ public final class LocalComputeBench {
         doc.put("failures", List.of());
         Files.createDirectories(out);
         Path file = out.resolve("local_compute.json");
-        Files.writeString(file, Json.write(doc) + "\n");
+        Files.writeString(file, dev.ferry.bench.harness.PlainJson.write(doc) + "\n");
         System.out.println(MODE + " (" + Tensors.blasBackend() + ") medians: " + medians(runs));
         System.out.println("wrote " + file);
     }
@@ -184,61 +184,6 @@ public final class LocalComputeBench {
             return String.join(" ", f[0], f[1], f[2]);
         } catch (IOException | RuntimeException e) {
             return "?";
-        }
-    }
-
-    /** Just enough JSON for maps, lists, strings and numbers. */
-    static final class Json {
-        private Json() {
-        }
-
-        static String write(Object o) {
-            StringBuilder sb = new StringBuilder();
-            write(o, sb, "");
-            return sb.toString();
-        }
-
-        private static void write(Object o, StringBuilder sb, String indent) {
-            if (o instanceof Map<?, ?> map) {
-                sb.append("{");
-                String inner = indent + " ";
-                boolean first = true;
-                for (Map.Entry<?, ?> e : map.entrySet()) {
-                    sb.append(first ? "\n" : ",\n").append(inner);
-                    string(String.valueOf(e.getKey()), sb);
-                    sb.append(": ");
-                    write(e.getValue(), sb, inner);
-                    first = false;
-                }
-                sb.append(first ? "}" : "\n" + indent + "}");
-            } else if (o instanceof List<?> list) {
-                sb.append("[");
-                String inner = indent + " ";
-                for (int i = 0; i < list.size(); i++) {
-                    sb.append(i == 0 ? "\n" : ",\n").append(inner);
-                    write(list.get(i), sb, inner);
-                }
-                sb.append(list.isEmpty() ? "]" : "\n" + indent + "]");
-            } else if (o instanceof Number n) {
-                double d = n.doubleValue();
-                sb.append(Double.isFinite(d) ? (o instanceof Integer || o instanceof Long ? n.toString()
-                        : Double.toString(d)) : "null");
-            } else {
-                string(String.valueOf(o), sb);
-            }
-        }
-
-        private static void string(String s, StringBuilder sb) {
-            sb.append('"');
-            for (char c : s.toCharArray()) {
-                switch (c) {
-                    case '"' -> sb.append("\\\"");
-                    case '\\' -> sb.append("\\\\");
-                    case '\n' -> sb.append("\\n");
-                    default -> sb.append(c < 0x20 ? String.format("\\u%04x", (int) c) : String.valueOf(c));
-                }
-            }
-            sb.append('"');
         }
     }
 }

@@ -1,19 +1,18 @@
 package dev.ferry.bench.harness;
 
-import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcAgents;
 import dev.ferry.rpc.RpcBackendOptions;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
  * The worker side of a benchmark run: who this worker is (from the launcher's {@code RANK},
- * {@code WORLD_SIZE}, {@code MASTER_PORT}), the run's configuration (the JSON argument written by
- * {@link WorkerLauncher}), the worker's own deadline and how it reports.
+ * {@code WORLD_SIZE}, {@code MASTER_PORT}), the run's configuration (the {@code key=value} arguments
+ * written by {@link WorkerLauncher}), the worker's own deadline and how it reports (one line of JSON,
+ * written by {@link PlainJson}: a worker loads no JSON library, whose start-up work would fall into
+ * what it measures).
  *
  * <pre>
  * public static void main(String[] args) {
@@ -30,14 +29,12 @@ import java.util.Map;
  */
 public final class WorkerContext {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private final int rank;
   private final int world;
   private final int port;
-  private final Map<String, Object> config;
+  private final Map<String, String> config;
 
-  private WorkerContext(int rank, int world, int port, Map<String, Object> config) {
+  private WorkerContext(int rank, int world, int port, Map<String, String> config) {
     this.rank = rank;
     this.world = world;
     this.port = port;
@@ -50,18 +47,17 @@ public final class WorkerContext {
    * workers), so a hung worker never outlives its run even if the driver died.
    */
   private static WorkerContext begin(String[] args) {
-    if (args.length != 1) {
-      throw new IllegalArgumentException("a benchmark worker takes one argument, its JSON configuration;"
-          + " workers are started by the benchmark driver ('ferry bench ...'), not by hand");
-    }
-    Map<String, Object> config;
-    try {
-      config = JSON.readValue(args[0], new TypeReference<>() {});
-    } catch (IOException e) {
-      throw new UncheckedIOException("bad worker configuration " + args[0], e);
+    Map<String, String> config = new LinkedHashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      if (eq <= 0) {
+        throw new IllegalArgumentException("a benchmark worker takes its configuration as key=value arguments, not '"
+            + arg + "'; workers are started by the benchmark driver ('ferry bench ...'), not by hand");
+      }
+      config.put(arg.substring(0, eq), arg.substring(eq + 1));
     }
     WorkerContext ctx = new WorkerContext(env("RANK"), env("WORLD_SIZE"), env("MASTER_PORT"), config);
-    long alarmSeconds = ((Number) config.getOrDefault("alarm_s", 300)).longValue();
+    long alarmSeconds = Long.parseLong(config.getOrDefault("alarm_s", "300"));
     Thread alarm = new Thread(() -> {
       try {
         Thread.sleep(Duration.ofSeconds(alarmSeconds));
@@ -88,16 +84,16 @@ public final class WorkerContext {
 
   /** Whether the run is a smoke test with reduced counts. */
   public boolean quick() {
-    return Boolean.TRUE.equals(config.get("quick"));
+    return Boolean.parseBoolean(config.get("quick"));
   }
 
   /** A string configuration value. */
   public String string(String key) {
-    Object v = config.get(key);
+    String v = config.get(key);
     if (v == null) {
       throw new IllegalArgumentException("missing configuration key " + key);
     }
-    return v.toString();
+    return v;
   }
 
   /** Backend options for this run: rendezvous at {@code tcp://127.0.0.1:<MASTER_PORT>}. */
@@ -116,7 +112,7 @@ public final class WorkerContext {
 
   /** Prints {@code RESULT <json>} on stdout; the driver keeps the last one of each rank. */
   public void report(Map<String, ?> result) {
-    System.out.println("RESULT " + WorkerLauncher.toJson(result));
+    System.out.println("RESULT " + PlainJson.writeLine(result));
     System.out.flush();
   }
 

@@ -1,7 +1,5 @@
 package dev.ferry.bench.harness;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.ferry.cli.launch.AotCache;
 import dev.ferry.cli.launch.GroupResult;
 import dev.ferry.cli.launch.OutputMode;
@@ -9,7 +7,6 @@ import dev.ferry.cli.launch.WorkerGroup;
 import dev.ferry.cli.launch.WorkerGroupSpec;
 import dev.ferry.cli.launch.WorkerResult;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -18,8 +15,8 @@ import java.util.Map;
 
 /**
  * Starts one run of a workload: {@code world} fresh worker JVMs of one main class, through
- * ferry-cli's launcher, each given the run's configuration as a JSON argument (see {@link
- * WorkerContext}). Waits at most the run's timeout, then stops every worker of the run that is
+ * ferry-cli's launcher, each given the run's configuration as {@code key=value} arguments (see
+ * {@link WorkerContext}; values are scalars). Waits at most the run's timeout, then stops every worker of the run that is
  * still alive (the launcher's SIGTERM, then SIGKILL; only processes this run started).
  */
 public final class WorkerLauncher {
@@ -27,16 +24,19 @@ public final class WorkerLauncher {
   /** What one run produced: each rank's last result, the wall time and what went wrong. */
   public record Launch(Map<Integer, Map<String, Object>> results, double wallSeconds, List<String> errors) {}
 
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   // Ferry logs at INFO; a benchmark run only needs warnings and errors on the console.
   private static final String QUIET_LOGS = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn";
+  // Without a date format: slf4j-simple's SimpleDateFormat enumerates every locale the JDK knows
+  // (~100 ms of start-up work and compilations that spill into what workers measure); the
+  // driver's console shows which run a line came from.
+  private static final String NO_LOG_DATES = "-Dorg.slf4j.simpleLogger.showDateTime=false";
 
   private WorkerLauncher() {}
 
   /**
    * The launcher spec of a run: this JVM's class path, the worker's configuration (plus {@code
-   * alarm_s}, the worker's own deadline, 10 s after the driver's) as the only argument, stdout
+   * alarm_s}, the worker's own deadline, 10 s after the driver's) as {@code key=value} arguments, stdout
    * and stderr to {@code output}.
    */
   public static WorkerGroupSpec.Builder spec(int world, Class<?> workerMain, Map<String, Object> config,
@@ -45,10 +45,11 @@ public final class WorkerLauncher {
     cfg.put("alarm_s", timeout.toSeconds() + 10);
     List<String> jvm = new ArrayList<>(jvmArgs);
     jvm.add(QUIET_LOGS);
+    jvm.add(NO_LOG_DATES);
     return WorkerGroupSpec.builder()
         .nproc(world)
         .mainClass(workerMain.getName())
-        .args(List.of(toJson(cfg)))
+        .args(cfg.entrySet().stream().map(e -> e.getKey() + "=" + e.getValue()).toList())
         .classpath(System.getProperty("java.class.path"))
         .jvmArgs(jvm)
         .stdout(OutputMode.FORWARD)
@@ -88,13 +89,5 @@ public final class WorkerLauncher {
       }
     }
     return errors;
-  }
-
-  static String toJson(Object value) {
-    try {
-      return JSON.writeValueAsString(value);
-    } catch (JsonProcessingException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }
