@@ -106,8 +106,7 @@ final class AgentRRefHost implements RRefHost {
                 new Object[] {rref, method.getDeclaringClass().getName(), method.getName(), descriptor, args},
                 timeout, CallHeaders.empty());
         Object value = ((RpcFuture<?>) reply.await()).await();
-        return new FunctionRef(method.getDeclaringClass().getName(), method.getName(), descriptor, 0, new Object[0])
-                .asDeclaredResult(value);
+        return FunctionRef.asDeclaredResult(descriptor, value);
     }
 
     /** Starts {@code remote()}: the reference is returned at once, its value made on the callee. */

@@ -179,7 +179,7 @@ final class IncomingCalls {
             limiter.enter();
             CurrentAgent.set(agent);
         }
-        CallInfo info = new CallInfo(caller, self, message.id(), "?");
+        CallInfo info = null;
         boolean replyLater = false;
         try {
             CallRequest request = decodeWithConfirmedRRefs(message);
@@ -218,7 +218,7 @@ final class IncomingCalls {
             }
         } catch (Throwable failure) {
             storeError(created, failure);
-            replyError(connection, info, failure, !counted);
+            replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);
         } finally {
             if (!onTransportThread) {
                 CurrentAgent.clear();

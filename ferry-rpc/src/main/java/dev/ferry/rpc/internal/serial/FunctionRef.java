@@ -1,15 +1,67 @@
 package dev.ferry.rpc.internal.serial;
 
+import java.io.ByteArrayOutputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.Objects;
+
 /**
  * What travels for a remote function: the method that implements it, named by class, method name
  * and JVM descriptor, how to invoke it ({@code kind}, a {@link java.lang.invoke.MethodHandleInfo}
  * reference kind), and the values a lambda or bound method reference captured. Never code.
+ *
+ * <p>Immutable. What is derived from the method's identity (its {@link #displayName()}, {@link
+ * #key()} and wire form) is computed once per identity: the caller keeps one instance per
+ * non-capturing lambda class ({@link FunctionRefs}), the callee one per identity it has decoded
+ * ({@link FunctionIdentities}), so a call allocates none of it.
  */
-public record FunctionRef(String className, String methodName, String descriptor, int kind, Object[] captured) {
+public final class FunctionRef {
+    private final String className;
+    private final String methodName;
+    private final String descriptor;
+    private final int kind;
+    private final Object[] captured;
+    /** Shared by every reference to the same method; computed lazily, racy but idempotent. */
+    private final Identity identity;
+
+    public FunctionRef(String className, String methodName, String descriptor, int kind, Object[] captured) {
+        this(new Identity(Objects.requireNonNull(className, "className"), Objects.requireNonNull(methodName, "methodName"),
+                Objects.requireNonNull(descriptor, "descriptor"), kind), captured);
+    }
+
+    private FunctionRef(Identity identity, Object[] captured) {
+        this.className = identity.key.className();
+        this.methodName = identity.key.methodName();
+        this.descriptor = identity.key.descriptor();
+        this.kind = identity.key.kind();
+        this.identity = identity;
+        this.captured = captured;
+    }
+
+    public String className() {
+        return className;
+    }
+
+    public String methodName() {
+        return methodName;
+    }
+
+    public String descriptor() {
+        return descriptor;
+    }
+
+    public int kind() {
+        return kind;
+    }
+
+    public Object[] captured() {
+        return captured;
+    }
+
     /** A readable name, {@code Class::method}, for messages and interceptors. */
     public String displayName() {
-        int dot = className.lastIndexOf('.');
-        return className.substring(dot + 1) + "::" + methodName;
+        return identity.displayName;
     }
 
     /**
@@ -18,6 +70,11 @@ public record FunctionRef(String className, String methodName, String descriptor
      * back as a completed future of the declared kind.
      */
     public Object asDeclaredResult(Object value) {
+        return asDeclaredResult(descriptor, value);
+    }
+
+    /** {@link #asDeclaredResult(Object)} for the method of JVM descriptor {@code descriptor}. */
+    public static Object asDeclaredResult(String descriptor, Object value) {
         if (descriptor.endsWith(")Ldev/ferry/rpc/RpcFuture;")) {
             return dev.ferry.rpc.RpcFuture.completed(value);
         }
@@ -30,10 +87,83 @@ public record FunctionRef(String className, String methodName, String descriptor
 
     /** The part that identifies the method, without the captured values. */
     public MethodKey key() {
-        return new MethodKey(className, methodName, descriptor, kind);
+        return identity.key;
+    }
+
+    /** The same method with other captured values (sharing everything derived from the method). */
+    FunctionRef withCaptured(Object[] values) {
+        return new FunctionRef(identity, values);
+    }
+
+    /** A reference to the method {@code identity} names (as decoded by {@link FunctionIdentities}). */
+    static FunctionRef of(Identity identity, Object[] captured) {
+        return new FunctionRef(identity, captured);
+    }
+
+    /** The method's identity as {@link WireSerializers} writes it, encoded once. */
+    byte[] identityBytes() {
+        return identity.bytes;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        // as the record this class was: captured values compared by reference
+        return o instanceof FunctionRef other && identity.key.equals(other.identity.key) && captured == other.captured;
+    }
+
+    @Override
+    public int hashCode() {
+        return identity.key.hashCode() * 31 + System.identityHashCode(captured);
+    }
+
+    @Override
+    public String toString() {
+        return "FunctionRef[" + displayName() + descriptor + ", kind " + kind + ", " + (captured == null ? 0 : captured.length)
+                + " captured]";
     }
 
     /** Identifies a method independent of captured values; used to cache resolutions. */
     public record MethodKey(String className, String methodName, String descriptor, int kind) {
+    }
+
+    /** The identity of a method and what is derived from it. */
+    static final class Identity {
+        final MethodKey key;
+        final String displayName;
+        final byte[] bytes;
+
+        Identity(String className, String methodName, String descriptor, int kind) {
+            this.key = new MethodKey(className, methodName, descriptor, kind);
+            int dot = className.lastIndexOf('.');
+            this.displayName = className.substring(dot + 1) + "::" + methodName;
+            this.bytes = encode(className, methodName, descriptor, kind);
+        }
+
+        /** {@code | class | method | descriptor | kind |}, strings in modified UTF-8 with 2-byte lengths. */
+        private static byte[] encode(String className, String methodName, String descriptor, int kind) {
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream(64 + className.length() + descriptor.length());
+            try (DataOutputStream out = new DataOutputStream(bytes)) {
+                out.writeUTF(className);
+                out.writeUTF(methodName);
+                out.writeUTF(descriptor);
+                out.writeInt(kind);
+            } catch (IOException e) {
+                // writeUTF refuses strings over 64 KiB encoded; no class or method name is that long
+                throw new UncheckedIOException("cannot encode the function " + className + "::" + methodName, e);
+            }
+            return bytes.toByteArray();
+        }
+
+        static Identity decode(byte[] bytes, int length) {
+            try (java.io.DataInputStream in = new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes, 0, length))) {
+                Identity identity = new Identity(in.readUTF(), in.readUTF(), in.readUTF(), in.readInt());
+                if (in.available() != 0) {
+                    throw new IllegalArgumentException("function identity has " + in.available() + " bytes too many");
+                }
+                return identity;
+            } catch (IOException e) {
+                throw new IllegalArgumentException("malformed function identity: " + e, e);
+            }
+        }
     }
 }

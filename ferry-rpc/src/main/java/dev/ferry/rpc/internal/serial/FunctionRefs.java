@@ -27,8 +27,12 @@ public final class FunctionRefs {
         }
     };
     private static final Object[] NONE = new Object[0];
-    /** Non-capturing functions are resolved once per lambda class. */
-    private static final ClassValue<FunctionRef[]> STATELESS = new ClassValue<>() {
+    /**
+     * The function of each lambda class, resolved once: returned as is when nothing is captured
+     * (its captured values are {@link #NONE}), else the template of each call's reference, without
+     * captured values (the method is the same for every instance of the class).
+     */
+    private static final ClassValue<FunctionRef[]> RESOLVED = new ClassValue<>() {
         @Override
         protected FunctionRef[] computeValue(Class<?> type) {
             return new FunctionRef[1];
@@ -43,9 +47,9 @@ public final class FunctionRefs {
             throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "function must not be null");
         }
         Class<?> type = function.getClass();
-        FunctionRef[] cached = STATELESS.get(type);
+        FunctionRef[] cached = RESOLVED.get(type);
         FunctionRef known = cached[0];
-        if (known != null) {
+        if (known != null && known.captured() == NONE) {
             return known;
         }
         SerializedLambda lambda = serializedForm(function);
@@ -53,11 +57,13 @@ public final class FunctionRefs {
         for (int i = 0; i < captured.length; i++) {
             captured[i] = lambda.getCapturedArg(i);
         }
+        if (known != null) {
+            return known.withCaptured(captured);
+        }
         FunctionRef ref = new FunctionRef(lambda.getImplClass().replace('/', '.'), lambda.getImplMethodName(),
                 lambda.getImplMethodSignature(), lambda.getImplMethodKind(), captured.length == 0 ? NONE : captured);
-        if (captured.length == 0) {
-            cached[0] = ref;
-        }
+        // a capturing lambda's template holds no captured values (they could be large)
+        cached[0] = captured.length == 0 ? ref : ref.withCaptured(null);
         return ref;
     }
 

@@ -103,7 +103,7 @@ public final class ObjectCodec {
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
             // Always pass the list, even empty: streams written with a buffer callback require it.
-            List<MemoryBuffer> buffers = new ArrayList<>(outOfBand.size());
+            List<MemoryBuffer> buffers = outOfBand.isEmpty() ? List.of() : new ArrayList<>(outOfBand.size());
             for (ByteBuffer buffer : outOfBand) {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
             }

@@ -4,6 +4,7 @@ import dev.ferry.rpc.WorkerInfo;
 import org.apache.fory.config.Config;
 import org.apache.fory.context.ReadContext;
 import org.apache.fory.context.WriteContext;
+import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.Serializer;
 
 /**
@@ -23,7 +24,11 @@ final class WireSerializers {
     private WireSerializers() {
     }
 
-    /** {@code | class | method | descriptor | kind | captured count (or -1 for null) | captured values |}. */
+    /**
+     * {@code | identity length | identity (FunctionRef's encoding of class, method, descriptor and
+     * kind, written once per method and recognised by FunctionIdentities) | captured count (or -1
+     * for null) | captured values |}.
+     */
     static final class FunctionRefSerializer extends Serializer<FunctionRef> {
         FunctionRefSerializer(Config config) {
             super(config, FunctionRef.class, false, true);
@@ -31,20 +36,17 @@ final class WireSerializers {
 
         @Override
         public void write(WriteContext write, FunctionRef value) {
-            write.writeString(value.className());
-            write.writeString(value.methodName());
-            write.writeString(value.descriptor());
-            write.writeVarInt32(value.kind());
+            byte[] identity = value.identityBytes();
+            write.getBuffer().writeVarUInt32(identity.length);
+            write.getBuffer().writeBytes(identity);
             writeValues(write, value.captured());
         }
 
         @Override
         public FunctionRef read(ReadContext read) {
-            String className = read.readString();
-            String methodName = read.readString();
-            String descriptor = read.readString();
-            int kind = read.readVarInt32();
-            return new FunctionRef(className, methodName, descriptor, kind, readValues(read));
+            MemoryBuffer buffer = read.getBuffer();
+            FunctionRef.Identity identity = FunctionIdentities.SHARED.read(buffer, buffer.readVarUInt32());
+            return FunctionRef.of(identity, readValues(read));
         }
     }
 

@@ -88,4 +88,52 @@ class WireSerializersTest {
         // the codec still works for the next message
         assertThat(((CallRequest) roundTrip(new CallRequest(function(null), new Object[] {9}))).args()).containsExactly(9);
     }
+
+    @Test
+    void aFunctionDecodedAgainSharesItsNamesAndKey() {
+        FunctionRef first = ((CallRequest) roundTrip(new CallRequest(function(null), new Object[] {1}))).function();
+        FunctionRef second = ((CallRequest) roundTrip(new CallRequest(function(new Object[] {"c"}), new Object[] {2}))).function();
+
+        assertThat(second.className()).isSameAs(first.className());
+        assertThat(second.displayName()).isEqualTo("Functions::add").isSameAs(first.displayName());
+        assertThat(second.key()).isSameAs(first.key());
+        assertThat(second.captured()).containsExactly("c");
+        assertThat(first.captured()).isNull();
+    }
+
+    @Test
+    void manyDistinctFunctionsAllComeBackAsThemselves() {
+        // more than the identity table has slots: collisions and evictions decode again
+        for (int i = 0; i < 3000; i++) {
+            FunctionRef f = new FunctionRef("com.example.F" + i, "m" + (i % 7), "(I)I", 6, null);
+            FunctionRef back = ((CallRequest) roundTrip(new CallRequest(f, new Object[0]))).function();
+            assertThat(back.key()).isEqualTo(f.key());
+        }
+    }
+
+    @Test
+    void aCorruptFunctionIdentityFailsThatMessageClearly() {
+        byte[] bytes = CODEC.encode(new CallRequest(function(null), new Object[0])).inBand();
+        byte[] identity = function(null).identityBytes();
+        int at = indexOf(bytes, identity);
+        byte[] corrupt = Arrays.copyOf(bytes, bytes.length);
+        corrupt[at] = (byte) (corrupt[at] + 1); // the class name's length now runs into the next name
+
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(corrupt), List.of()))
+                .isInstanceOf(RpcException.class)
+                .hasMessageContaining("function identity");
+    }
+
+    private static int indexOf(byte[] bytes, byte[] part) {
+        outer:
+        for (int i = 0; i + part.length <= bytes.length; i++) {
+            for (int j = 0; j < part.length; j++) {
+                if (bytes[i + j] != part[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        throw new AssertionError("not found");
+    }
 }
