@@ -89,6 +89,12 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--no-aot-cache", description = "Neither use nor train an ahead-of-time cache.")
   private boolean noAotCache;
 
+  @Option(names = "--eager-jit",
+      description = "Workers starting from an ahead-of-time cache compile what its training run found hot at once "
+          + "(JDK 25): full speed sooner, compiler threads busy for a second or two after start "
+          + "(default: $FERRY_EAGER_JIT, else off).")
+  private boolean eagerJit;
+
   @Option(names = "--no-prefix", description = "Forward worker output without the [rank] prefix.")
   private boolean noPrefix;
 
@@ -164,7 +170,9 @@ final class RunCommand implements Callable<Integer> {
       }
       if (!noAotCache) {
         Optional<Path> dir = aotCacheDir != null ? Optional.of(aotCacheDir) : AotCache.defaultDirectory();
-        dir.map(AotCache::in).filter(AotCache::supported).ifPresent(builder::aotCache);
+        boolean eager = eagerJit || AotCache.eagerCompilationFromEnvironment();
+        dir.map(AotCache::in).filter(AotCache::supported).map(cache -> cache.withEagerCompilation(eager))
+            .ifPresent(builder::aotCache);
       }
       return builder.build();
     } catch (IllegalArgumentException e) {

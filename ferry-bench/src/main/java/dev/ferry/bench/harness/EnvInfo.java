@@ -35,6 +35,7 @@ public final class EnvInfo {
     env.put("aot_cache", AotCache.defaultDirectory()
         .map(AotCache::in).filter(AotCache::supported)
         .map(c -> c.directory().toString()).orElse("off"));
+    env.put("eager_jit", AotCache.eagerCompilationFromEnvironment());
     env.put("loadavg_start", loadAverage());
     return env;
   }

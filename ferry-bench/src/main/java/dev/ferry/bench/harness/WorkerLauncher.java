@@ -57,8 +57,9 @@ public final class WorkerLauncher {
         .sink(output)
         .terminationGrace(Duration.ofSeconds(2))
         // As 'ferry run' does: the first run of a workload trains the cache, later ones start warm
-        // (FERRY_AOT_CACHE=0 turns it off).
-        .aotCache(AotCache.defaultDirectory().map(AotCache::in).filter(AotCache::supported).orElse(null));
+        // (FERRY_AOT_CACHE=0 turns it off; FERRY_EAGER_JIT=1 compiles from it eagerly).
+        .aotCache(AotCache.defaultDirectory().map(AotCache::in).filter(AotCache::supported)
+            .map(cache -> cache.withEagerCompilation(AotCache.eagerCompilationFromEnvironment())).orElse(null));
   }
 
   /** Runs the workers to completion or until {@code timeout}, and collects their results. */

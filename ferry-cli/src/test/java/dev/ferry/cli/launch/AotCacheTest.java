@@ -107,4 +107,28 @@ class AotCacheTest {
     assertThat(run(spec).succeeded()).isTrue();
     assertThat(files()).containsExactly(marker.getFileName().toString());
   }
+
+  @Test
+  void eagerCompilationAddsItsFlagOnlyWhereWorkersStartFromACache() throws Exception {
+    assumeThat(Runtime.version().feature()).isEqualTo(AotCache.EAGER_FEATURE);
+    AotCache cache = AotCache.in(dir).withEagerCompilation(true);
+    assertThat(cache.eagerCompilation()).isTrue();
+    WorkerGroupSpec spec = spec(EnvEcho.class, 3).aotCache(cache).build();
+
+    assertThat(run(spec).succeeded()).isTrue(); // trains as usual
+
+    for (int rank = 0; rank < 3; rank++) {
+      assertThat(WorkerCommand.commandLine(spec, rank))
+          .contains("-XX:+UnlockExperimentalVMOptions", "-XX:+AOTCompileEagerly");
+    }
+    assertThat(run(spec).succeeded()).isTrue();
+    assertThat(WorkerCommand.commandLine(spec(EnvEcho.class, 3).aotCache(AotCache.in(dir)).build(), 0))
+        .doesNotContain("-XX:+AOTCompileEagerly");
+  }
+
+  @Test
+  void eagerCompilationIsIgnoredOnAnotherJdk() {
+    AotCache cache = AotCache.in(dir, 26).withEagerCompilation(true);
+    assertThat(cache.eagerCompilation()).isFalse();
+  }
 }
