@@ -37,7 +37,15 @@ public interface Connection {
         return "in-process";
     }
 
-    /** Closes after the messages already queued are written. */
+    /**
+     * Closes gracefully: every message accepted for sending before the close is delivered to the
+     * peer, which reports all of them before it reports the close (orderly, no cause), also when
+     * it is paused or answers while this side closes. Later sends fail. What arrives here after
+     * the close is dropped. A peer that does not take what is queued within a bound (a transport
+     * setting) gets an abortive close instead: the unwritten messages fail with a TIMEOUT error
+     * naming the peer. Abortive closes (peer dead, bad input, close timed out) fail what was not
+     * written with their cause. Idempotent; never blocks.
+     */
     void close();
 
     String remoteAddress();

@@ -118,12 +118,29 @@ public final class NettyTransport implements Transport {
      * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
      * @param bulkConnections  TCP connections per peer connection over which large messages are spread
      *                         ({@link BulkGroup}): 1 for the main connection alone
+     * @param closeTimeout     how long a graceful {@link Connection#close} waits for what is queued to be
+     *                         written and for the peer to close its end, before it closes abortively
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes, int bulkConnections) {
+                           long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
+        /** Default bound of a graceful close. */
+        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+        /** With the default close timeout. */
+        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                        long receivePoolBytes, int bulkConnections) {
+            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
+                    spinNanos, receivePoolBytes, bulkConnections, DEFAULT_CLOSE_TIMEOUT);
+        }
+
+        public Settings withCloseTimeout(Duration value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value);
+        }
 
         /** Without bulk connections. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
@@ -135,7 +152,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withBulkConnections(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -146,7 +163,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout);
         }
     }
 
@@ -487,10 +504,15 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            if (failure == null) {
-                failure = cause;
+            if (failure != null) {
+                // What follows the first failure (writes failing as the channel closes) says nothing new.
+                log.debug("after closing connection to {}: {}", connection.remoteAddress(), cause.toString());
+                return;
             }
+            failure = cause;
             log.warn("closing connection to {}: {}", connection.remoteAddress(), cause.toString());
+            // Before the close: messages whose writes the close fails report this cause, not just "closed".
+            connection.outbound().failAll(cause);
             ctx.close();
         }
 

@@ -12,7 +12,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import dev.ferry.rpc.RpcException;
+
 import java.nio.file.Files;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +91,31 @@ class NettyTransportFlowTest {
             seen[id] = true;
         }
         assertThat(seen).containsOnly(true);
+    }
+
+    @Test
+    void aCloseGivesUpOnAPeerThatStopsReadingAndFailsWhatItCouldNotWrite() throws Exception {
+        for (boolean unixSockets : Epoll.isAvailable() ? new boolean[] {false, true} : new boolean[] {false}) {
+            RecordingListener server = new RecordingListener();
+            String address = transports.listen(settings(unixSockets), server);
+            RecordingListener events = new RecordingListener();
+            Connection client = transports.connect(settings(unixSockets).withCloseTimeout(Duration.ofMillis(300)),
+                    events, address);
+            server.accepted().pauseReading(true);
+            // Far more than the socket buffers and the channel's water mark hold: most stays queued.
+            BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+            for (int i = 0; i < 16; i++) {
+                client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+            }
+            client.close();
+            Throwable cause = events.closedCause();
+            assertThat(cause).as(client.kind()).isInstanceOfSatisfying(RpcException.class, e -> {
+                assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT);
+                assertThat(e.getMessage()).contains("closing the connection", "timed out", "did not read");
+            });
+            assertThat(failures.poll(30, TimeUnit.SECONDS)).as("a send that could not be written").isSameAs(cause);
+            assertThat(client.isActive()).isFalse();
+        }
     }
 
     @Test
