@@ -48,6 +48,15 @@ public interface Connection {
      */
     void close();
 
+    /**
+     * Closes at once (abortive): what was not written yet fails with {@code cause}, which is also
+     * what {@link TransportListener#onClosed} reports. The peer sees the connection end. Never blocks.
+     * Transports that write everything at once (in-process) have nothing unwritten; they close.
+     */
+    default void abort(Throwable cause) {
+        close();
+    }
+
     String remoteAddress();
 
     /** The value the owner attached (the agent attaches the peer's identity after the handshake). */

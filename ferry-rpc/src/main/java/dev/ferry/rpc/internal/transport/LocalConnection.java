@@ -181,6 +181,12 @@ final class LocalConnection implements Connection {
         closeWith(null);
     }
 
+    /** Nothing is ever unwritten here (a send hands the frame to the peer): closes with {@code cause}. */
+    @Override
+    public void abort(Throwable cause) {
+        closeWith(cause);
+    }
+
     private void closeWith(Throwable cause) {
         synchronized (this) {
             if (!open) {

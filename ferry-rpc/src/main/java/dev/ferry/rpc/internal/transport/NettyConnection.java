@@ -40,6 +40,8 @@ final class NettyConnection implements Connection {
     private volatile boolean throttled;
     /** {@link #close} was called: what is read from now on is dropped, and reading never pauses. */
     private volatile boolean closing;
+    /** Why {@link #abort} closed it, or null. */
+    private volatile Throwable abortCause;
     /**
      * Messages held back, on the event loop only: an ordered message waiting for the spread messages
      * sent before it, and everything read after it.
@@ -251,6 +253,28 @@ final class NettyConnection implements Connection {
             // the event loop is shutting down: the channel closes with it
         }
         outbound.closeWhenDrained();
+    }
+
+    @Override
+    public void abort(Throwable cause) {
+        closing = true;
+        try {
+            channel.eventLoop().execute(() -> {
+                if (abortCause == null && channel.isOpen()) {
+                    abortCause = cause;
+                    // Before the close: the writes it cuts off report this cause too (OutboundQueue).
+                    outbound.failAll(cause);
+                    channel.close();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            channel.close();
+        }
+    }
+
+    /** Why {@link #abort} closed this connection, or null. */
+    Throwable abortCause() {
+        return abortCause;
     }
 
     /** The peer did not let the close finish in time: close now, failing what is left. */

@@ -341,11 +341,25 @@ public final class NettyTransport implements Transport {
 
     @Override
     public void close() {
+        close(null);
+    }
+
+    @Override
+    public void closeNow(Throwable cause) {
+        close(cause);
+    }
+
+    /** Graceful with no cause, else abortive with {@code cause}. */
+    private void close(Throwable cause) {
         try {
-            // Write what is queued (replies sent just before shutdown) before closing.
+            // Gracefully: write what is queued (replies sent just before shutdown) before closing.
             List<ChannelFuture> closing = new ArrayList<>();
             for (NettyConnection connection : connections) {
-                connection.close();
+                if (cause == null) {
+                    connection.close();
+                } else {
+                    connection.abort(cause);
+                }
                 closing.add(connection.channel().closeFuture());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -504,6 +518,9 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (failure == null) {
+                failure = connection.abortCause(); // aborted: the writes it cut off fail here
+            }
             if (failure != null) {
                 // What follows the first failure (writes failing as the channel closes) says nothing new.
                 log.debug("after closing connection to {}: {}", connection.remoteAddress(), cause.toString());
@@ -518,6 +535,9 @@ public final class NettyTransport implements Transport {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            if (failure == null) {
+                failure = connection.abortCause();
+            }
             assembler.clear();
             connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
             if (connection.bulk() != null) {

@@ -17,6 +17,7 @@ import dev.ferry.rpc.RpcException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.nio.file.Path;
 import java.util.List;
@@ -116,6 +117,31 @@ class NettyTransportFlowTest {
             assertThat(failures.poll(30, TimeUnit.SECONDS)).as("a send that could not be written").isSameAs(cause);
             assertThat(client.isActive()).isFalse();
         }
+    }
+
+    @Test
+    void anAbortFailsWhatWasNotWrittenWithItsCauseAndClosesBothEnds() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(false), server);
+        RecordingListener events = new RecordingListener();
+        Connection client = transports.connect(settings(false), events, address);
+        Connection accepted = server.accepted();
+        accepted.pauseReading(true);
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        for (int i = 0; i < 16; i++) {
+            client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+        }
+        RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
+        client.abort(cause);
+        assertThat(events.closedCause()).isSameAs(cause);
+        assertThat(failures.poll(30, TimeUnit.SECONDS)).as("a send that was not written").isSameAs(cause);
+        assertThat(failures).allSatisfy(failure -> assertThat(failure).isSameAs(cause));
+        // (Behind what the kernel still buffers for it: the peer sees the end once it reads again.)
+        accepted.pauseReading(false);
+        assertThat(server.closedCause()).as("the peer sees the connection end").isNotNull();
+        CompletableFuture<Throwable> late = new CompletableFuture<>();
+        client.send(message(99, new byte[10], CallHeaders.empty()), late::complete);
+        assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
     }
 
     @Test
