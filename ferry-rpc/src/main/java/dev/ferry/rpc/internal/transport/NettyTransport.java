@@ -25,6 +25,7 @@ import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -464,6 +465,10 @@ public final class NettyTransport implements Transport {
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
             BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
+            // A write that fails (the peer reset the connection: killed, or closed with our data
+            // unread) must not close the channel before it read what the peer sent first: with
+            // auto-close off Netty shuts the output down, and the channel closes at the end of input.
+            channel.config().setAutoClose(false);
             NettyConnection connection = new NettyConnection(channel, kind, link, bulk, settings, receivePool, listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
@@ -521,16 +526,22 @@ public final class NettyTransport implements Transport {
             if (failure == null) {
                 failure = connection.abortCause(); // aborted: the writes it cut off fail here
             }
-            if (failure != null) {
+            // A write failed (auto-close is off): the output is shut, but what the peer sent before
+            // it went is still to be read; the channel closes at the end of input.
+            boolean outputOnly = cause instanceof ChannelOutputShutdownException && ctx.channel().isOpen();
+            if (failure == null) {
+                failure = cause;
+                log.warn("{} connection to {}: {}", outputOnly ? "cannot write on" : "closing", connection.remoteAddress(),
+                        cause.getCause() != null ? cause.getCause().toString() : cause.toString());
+                // Before the close: messages whose writes the close fails report this cause, not just "closed".
+                connection.outbound().failAll(cause);
+            } else {
                 // What follows the first failure (writes failing as the channel closes) says nothing new.
-                log.debug("after closing connection to {}: {}", connection.remoteAddress(), cause.toString());
-                return;
+                log.debug("connection to {} after its failure: {}", connection.remoteAddress(), cause.toString());
             }
-            failure = cause;
-            log.warn("closing connection to {}: {}", connection.remoteAddress(), cause.toString());
-            // Before the close: messages whose writes the close fails report this cause, not just "closed".
-            connection.outbound().failAll(cause);
-            ctx.close();
+            if (!outputOnly) {
+                ctx.close();
+            }
         }
 
         @Override

@@ -145,6 +145,35 @@ class NettyTransportFlowTest {
     }
 
     @Test
+    void whatAPeerSentBeforeItsConnectionResetIsDeliveredEvenWithWritesPending() throws Exception {
+        // A peer killed (or closing abortively) with our data unread resets the connection; our
+        // pending writes then fail. That must not close our side before it read what the peer sent.
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(false), server);
+        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        for (int round = 0; round < 5; round++) {
+            try (java.net.Socket raw = new java.net.Socket("127.0.0.1", port)) {
+                Connection accepted = server.accepted();
+                accepted.pauseReading(true);
+                // Far more than the socket buffers hold: the server keeps writing while the peer reads nothing.
+                accepted.send(message(1, new byte[32 << 20], CallHeaders.empty()), e -> { });
+                // The server's first bytes arrived, so it paused reading before the call below.
+                assertThat(raw.getInputStream().readNBytes(4)).hasSize(4);
+                java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(4 + 1 + 1 + 2 + 8 + 4 + 2 + 4 + 4);
+                frame.putInt(frame.capacity() - 4).put((byte) 1).put((byte) MessageKind.CALL.code())
+                        .putShort((short) 0).putLong(77).putInt(2).putShort((short) 0).putInt(0).putInt(0);
+                raw.getOutputStream().write(frame.array());
+                raw.getOutputStream().flush();
+                raw.setSoLinger(true, 0); // close with a reset
+                raw.close();
+                accepted.pauseReading(false);
+                assertThat(server.message().id()).as("round %d", round).isEqualTo(77);
+                assertThat(server.closedCause()).isNotNull();
+            }
+        }
+    }
+
+    @Test
     void peersOnThisHostUseTheUnixSocketWhichIsDeletedAtClose() throws Exception {
         assumeTrue(Epoll.isAvailable());
         RecordingListener server = new RecordingListener();
