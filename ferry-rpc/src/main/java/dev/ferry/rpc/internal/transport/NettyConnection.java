@@ -42,6 +42,8 @@ final class NettyConnection implements Connection {
     private volatile boolean closing;
     /** Why {@link #abort} closed it, or null. */
     private volatile Throwable abortCause;
+    /** The peer ended its output (bulk connections only, event loop): close once its spread messages are in. */
+    private boolean inputEnded;
     /**
      * Messages held back, on the event loop only: an ordered message waiting for the spread messages
      * sent before it, and everything read after it.
@@ -146,6 +148,7 @@ final class NettyConnection implements Connection {
         if (parked.isEmpty()) {
             bulk.receiver().finished(stream);
             listener.onMessage(this, message);
+            closeIfInputDone();
             return;
         }
         // Before the first held message that waits for it (it was sent before that one), else last.
@@ -186,6 +189,36 @@ final class NettyConnection implements Connection {
             listener.onMessage(this, head.message);
         }
         applyAutoRead();
+        closeIfInputDone();
+    }
+
+    /**
+     * The peer ended its output (event loop; only main connections with bulk connections allow
+     * half-closure). Parts of spread messages it sent before may still be on their way on the
+     * lanes, behind the end of the main connection: the channel closes once they have arrived
+     * (the peer, which closed gracefully, waits for that), or after the close timeout with a
+     * TIMEOUT error if they do not.
+     */
+    void inputEnded() {
+        if (inputEnded) {
+            return;
+        }
+        inputEnded = true;
+        var timeout = channel.eventLoop().schedule(() -> {
+            if (channel.isOpen()) {
+                channel.pipeline().fireExceptionCaught(new RpcException(RpcException.Code.TIMEOUT, "the connection to "
+                        + channel.remoteAddress() + " ended with large messages still arriving on its bulk"
+                        + " connections; they did not arrive within " + settings.closeTimeout().toMillis() + " ms"));
+            }
+        }, settings.closeTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        channel.closeFuture().addListener(f -> timeout.cancel(false));
+        closeIfInputDone();
+    }
+
+    private void closeIfInputDone() {
+        if (inputEnded && parked.isEmpty() && bulk.receiver().earlier().isEmpty()) {
+            channel.close();
+        }
     }
 
     /** The connection closed: what is held is delivered as it is (what it waited for will not come). */

@@ -25,6 +25,7 @@ import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
@@ -465,6 +466,10 @@ public final class NettyTransport implements Transport {
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
             BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
+            if (bulk != null) {
+                // The end of the main connection may come before the lanes' last parts: see inputEnded.
+                channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+            }
             // A write that fails (the peer reset the connection: killed, or closed with our data
             // unread) must not close the channel before it read what the peer sent first: with
             // auto-close off Netty shuts the output down, and the channel closes at the end of input.
@@ -511,6 +516,14 @@ public final class NettyTransport implements Transport {
         MessageHandler(NettyConnection connection, FrameAssembler assembler) {
             this.connection = connection;
             this.assembler = assembler;
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+            if (event instanceof ChannelInputShutdownEvent) {
+                connection.inputEnded();
+            }
+            ctx.fireUserEventTriggered(event);
         }
 
         @Override
