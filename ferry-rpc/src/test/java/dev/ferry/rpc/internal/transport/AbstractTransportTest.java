@@ -44,6 +44,7 @@ public abstract class AbstractTransportTest {
     private final List<Transport> transports = new ArrayList<>();
     private final Map<Transport, String> addresses = new HashMap<>();
     private final List<Throwable> sendFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final ObjectCodec outOfBandCodec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
     private Recorder serverEvents;
     private Recorder clientEvents;
     private Transport server;
@@ -237,8 +238,12 @@ public abstract class AbstractTransportTest {
             Connection toServer = connect();
             Connection accepted = serverEvents.accepted();
             for (int i = 0; i < count; i++) {
-                // Some large ones (in chunks over sockets) are still being written when close() runs.
-                toServer.send(message(i, i % 100 == 99 ? "x".repeat(1_500_000) : "m" + i), failed());
+                // Some large ones (in chunks over sockets, out-of-band through shared memory where it
+                // is on) are still being written when close() runs.
+                toServer.send(i % 100 == 99 ? message(i, "x".repeat(1_500_000))
+                        : i % 100 == 49 ? new OutboundMessage(MessageKind.CALL, i, CallHeaders.empty(),
+                                outOfBandCodec.encode(new byte[1_000_000]))
+                        : message(i, "m" + i), failed());
             }
             toServer.close();
             // (Small messages may overtake a large one: every one arrives, not necessarily in order.)
@@ -275,6 +280,23 @@ public abstract class AbstractTransportTest {
             assertThat(serverEvents.readBefore(accepted)).as("messages read before the close").isEqualTo(100);
             assertThat(clientEvents.closed()).isSameAs(toServer);
         }
+    }
+
+    @Test
+    void anAbortClosesBothEndsAndReportsItsCauseHere() throws Exception {
+        Connection toServer = connect();
+        Connection accepted = serverEvents.accepted();
+        toServer.send(message(1, "before"), failed());
+        assertThat(serverEvents.message().id()).isEqualTo(1);
+        RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
+        toServer.abort(cause);
+        assertThat(clientEvents.closed()).isSameAs(toServer);
+        assertThat(clientEvents.closedCause).isSameAs(cause);
+        assertThat(serverEvents.closed()).isSameAs(accepted);
+        assertThat(toServer.isActive()).isFalse();
+        CompletableFuture<Throwable> late = new CompletableFuture<>();
+        toServer.send(message(2, "too late"), late::complete);
+        assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
     }
 
     @Test
