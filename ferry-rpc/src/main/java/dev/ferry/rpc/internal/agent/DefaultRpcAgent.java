@@ -423,7 +423,12 @@ public final class DefaultRpcAgent implements RpcAgent {
             log.warn("{}: Detected RRef leaks during shutdown (references still held somewhere when shutdown"
                     + " ran):\n{}", self.name(), String.join("\n", leaks));
         }
-        transport.close();
+        if (graceful) {
+            transport.close();
+        } else {
+            // Calls not written yet must not run remotely after their futures failed with this.
+            transport.closeNow(reason);
+        }
         timer.close(); // joins the timer thread
         try {
             storeOwner.close();

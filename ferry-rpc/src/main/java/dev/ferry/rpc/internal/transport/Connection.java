@@ -37,8 +37,25 @@ public interface Connection {
         return "in-process";
     }
 
-    /** Closes after the messages already queued are written. */
+    /**
+     * Closes gracefully: every message accepted for sending before the close is delivered to the
+     * peer, which reports all of them before it reports the close (orderly, no cause), also when
+     * it is paused or answers while this side closes. Later sends fail. What arrives here after
+     * the close is dropped. A peer that does not take what is queued within a bound (a transport
+     * setting) gets an abortive close instead: the unwritten messages fail with a TIMEOUT error
+     * naming the peer. Abortive closes (peer dead, bad input, close timed out) fail what was not
+     * written with their cause. Idempotent; never blocks.
+     */
     void close();
+
+    /**
+     * Closes at once (abortive): what was not written yet fails with {@code cause}, which is also
+     * what {@link TransportListener#onClosed} reports. The peer sees the connection end. Never blocks.
+     * Transports that write everything at once (in-process) have nothing unwritten; they close.
+     */
+    default void abort(Throwable cause) {
+        close();
+    }
 
     String remoteAddress();
 

@@ -41,6 +41,8 @@ final class LocalConnection implements Connection {
     /** Frames that arrived while this end was paused, in order; touched only by its events. */
     private final ArrayDeque<ByteBuf> held = new ArrayDeque<>();
     private volatile boolean paused;
+    /** The peer closed while this end held frames: it closes too once it has taken them in. */
+    private volatile boolean peerClosed;
 
     LocalConnection(LocalTransport owner, String remoteAddress) {
         this.owner = owner;
@@ -79,7 +81,7 @@ final class LocalConnection implements Connection {
         boolean queued;
         // Under the lock so that sends are queued in call order and none slips in after close.
         synchronized (this) {
-            queued = open && peer.deliver(() -> peer.arrived(frame));
+            queued = open && !peerClosed && peer.deliver(() -> peer.arrived(frame));
             if (queued) {
                 unread.add(size);
             }
@@ -116,6 +118,21 @@ final class LocalConnection implements Connection {
     private void releaseHeld() {
         while (!paused && !held.isEmpty()) {
             take(held.pollFirst());
+        }
+        if (peerClosed && held.isEmpty()) {
+            closeWith(null);
+        }
+    }
+
+    /**
+     * The peer closed (on this end's events, behind every frame it sent). A paused end first takes
+     * in what it holds, as a socket reads what the peer wrote before its end-of-file.
+     */
+    private void peerClosed() {
+        if (held.isEmpty()) {
+            closeWith(null);
+        } else {
+            peerClosed = true;
         }
     }
 
@@ -164,6 +181,12 @@ final class LocalConnection implements Connection {
         closeWith(null);
     }
 
+    /** Nothing is ever unwritten here (a send hands the frame to the peer): closes with {@code cause}. */
+    @Override
+    public void abort(Throwable cause) {
+        closeWith(cause);
+    }
+
     private void closeWith(Throwable cause) {
         synchronized (this) {
             if (!open) {
@@ -179,7 +202,7 @@ final class LocalConnection implements Connection {
         deliver(() -> owner.listener().onClosed(this, cause));
         // Behind every frame this end sent, so the peer reads them all before it sees the close.
         LocalConnection other = peer;
-        other.deliver(() -> other.closeWith(null));
+        other.deliver(other::peerClosed);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -7,6 +8,7 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 
+import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.Iterator;
 import java.util.Set;
@@ -36,6 +38,12 @@ final class NettyConnection implements Connection {
     private volatile Object attachment;
     /** Paused by {@link #pauseReading} (the agent's throttle). */
     private volatile boolean throttled;
+    /** {@link #close} was called: what is read from now on is dropped, and reading never pauses. */
+    private volatile boolean closing;
+    /** Why {@link #abort} closed it, or null. */
+    private volatile Throwable abortCause;
+    /** The peer ended its output (bulk connections only, event loop): close once its spread messages are in. */
+    private boolean inputEnded;
     /**
      * Messages held back, on the event loop only: an ordered message waiting for the spread messages
      * sent before it, and everything read after it.
@@ -107,6 +115,9 @@ final class NettyConnection implements Connection {
 
     /** A message read on this connection (event loop). */
     void deliver(InboundMessage message) {
+        if (closing) {
+            return; // read only to reach the peer's end-of-file (see close)
+        }
         if (bulk == null) {
             listener.onMessage(this, message);
             return;
@@ -130,9 +141,14 @@ final class NettyConnection implements Connection {
             }
             return;
         }
+        if (closing) {
+            bulk.receiver().finished(stream);
+            return;
+        }
         if (parked.isEmpty()) {
             bulk.receiver().finished(stream);
             listener.onMessage(this, message);
+            closeIfInputDone();
             return;
         }
         // Before the first held message that waits for it (it was sent before that one), else last.
@@ -173,6 +189,36 @@ final class NettyConnection implements Connection {
             listener.onMessage(this, head.message);
         }
         applyAutoRead();
+        closeIfInputDone();
+    }
+
+    /**
+     * The peer ended its output (event loop; only main connections with bulk connections allow
+     * half-closure). Parts of spread messages it sent before may still be on their way on the
+     * lanes, behind the end of the main connection: the channel closes once they have arrived
+     * (the peer, which closed gracefully, waits for that), or after the close timeout with a
+     * TIMEOUT error if they do not.
+     */
+    void inputEnded() {
+        if (inputEnded) {
+            return;
+        }
+        inputEnded = true;
+        var timeout = channel.eventLoop().schedule(() -> {
+            if (channel.isOpen()) {
+                channel.pipeline().fireExceptionCaught(new RpcException(RpcException.Code.TIMEOUT, "the connection to "
+                        + channel.remoteAddress() + " ended with large messages still arriving on its bulk"
+                        + " connections; they did not arrive within " + settings.closeTimeout().toMillis() + " ms"));
+            }
+        }, settings.closeTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+        channel.closeFuture().addListener(f -> timeout.cancel(false));
+        closeIfInputDone();
+    }
+
+    private void closeIfInputDone() {
+        if (inputEnded && parked.isEmpty() && bulk.receiver().earlier().isEmpty()) {
+            channel.close();
+        }
     }
 
     /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
@@ -187,11 +233,15 @@ final class NettyConnection implements Connection {
     }
 
     private void applyAutoRead() {
-        channel.config().setAutoRead(!throttled && parked.isEmpty());
+        channel.config().setAutoRead(closing || !throttled && parked.isEmpty());
     }
 
     @Override
     public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+        if (closing) {
+            onFailure.accept(new ClosedChannelException());
+            return;
+        }
         if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
             outbound.awaitRoom(settings.sendQueueTimeout());
         }
@@ -204,13 +254,77 @@ final class NettyConnection implements Connection {
         return channel.isActive();
     }
 
+    /**
+     * Graceful close: what was accepted for sending is written first ({@link OutboundQueue#closeWhenDrained}),
+     * then the output is shut down and this side reads on, dropping what it reads, until the peer's
+     * end-of-file; the channel closes when the peer closes its end. So the peer reads everything
+     * sent before the close, and neither side resets the connection with unread bytes. If the peer
+     * does not finish within the settings' {@code closeTimeout} (it stopped reading, or hangs), the
+     * close turns abortive: the channel closes, and what was not written fails with a TIMEOUT error
+     * naming the peer, which is also the cause {@link TransportListener#onClosed} reports.
+     */
     @Override
     public void close() {
+        if (closing) {
+            return;
+        }
+        closing = true;
+        try {
+            channel.eventLoop().execute(() -> {
+                parked.clear();
+                applyAutoRead();
+                if (bulk != null) {
+                    for (BulkGroup.Lane lane : bulk.activeLanes()) {
+                        lane.channel.config().setAutoRead(true);
+                    }
+                }
+                var timeout = channel.eventLoop().schedule(this::closeTimedOut,
+                        settings.closeTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+                channel.closeFuture().addListener(f -> timeout.cancel(false));
+            });
+        } catch (RejectedExecutionException e) {
+            // the event loop is shutting down: the channel closes with it
+        }
         outbound.closeWhenDrained();
     }
 
     @Override
+    public void abort(Throwable cause) {
+        closing = true;
+        try {
+            channel.eventLoop().execute(() -> {
+                if (abortCause == null && channel.isOpen()) {
+                    abortCause = cause;
+                    // Before the close: the writes it cuts off report this cause too (OutboundQueue).
+                    outbound.failAll(cause);
+                    channel.close();
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            channel.close();
+        }
+    }
+
+    /** Why {@link #abort} closed this connection, or null. */
+    Throwable abortCause() {
+        return abortCause;
+    }
+
+    /** The peer did not let the close finish in time: close now, failing what is left. */
+    private void closeTimedOut() {
+        if (!channel.isOpen()) {
+            return;
+        }
+        channel.pipeline().fireExceptionCaught(new RpcException(RpcException.Code.TIMEOUT, "closing the connection to "
+                + channel.remoteAddress() + " timed out after " + settings.closeTimeout().toMillis()
+                + " ms: the peer did not read what was sent, or did not close its end; closed abortively"));
+    }
+
+    @Override
     public void pauseReading(boolean paused) {
+        if (closing) {
+            return;
+        }
         throttled = paused;
         if (bulk == null) {
             channel.config().setAutoRead(!paused);

@@ -25,6 +25,8 @@ import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -118,12 +120,29 @@ public final class NettyTransport implements Transport {
      * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
      * @param bulkConnections  TCP connections per peer connection over which large messages are spread
      *                         ({@link BulkGroup}): 1 for the main connection alone
+     * @param closeTimeout     how long a graceful {@link Connection#close} waits for what is queued to be
+     *                         written and for the peer to close its end, before it closes abortively
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes, int bulkConnections) {
+                           long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
+        /** Default bound of a graceful close. */
+        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+        /** With the default close timeout. */
+        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                        long receivePoolBytes, int bulkConnections) {
+            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
+                    spinNanos, receivePoolBytes, bulkConnections, DEFAULT_CLOSE_TIMEOUT);
+        }
+
+        public Settings withCloseTimeout(Duration value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value);
+        }
 
         /** Without bulk connections. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
@@ -135,7 +154,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withBulkConnections(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -146,7 +165,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout);
         }
     }
 
@@ -324,11 +343,25 @@ public final class NettyTransport implements Transport {
 
     @Override
     public void close() {
+        close(null);
+    }
+
+    @Override
+    public void closeNow(Throwable cause) {
+        close(cause);
+    }
+
+    /** Graceful with no cause, else abortive with {@code cause}. */
+    private void close(Throwable cause) {
         try {
-            // Write what is queued (replies sent just before shutdown) before closing.
+            // Gracefully: write what is queued (replies sent just before shutdown) before closing.
             List<ChannelFuture> closing = new ArrayList<>();
             for (NettyConnection connection : connections) {
-                connection.close();
+                if (cause == null) {
+                    connection.close();
+                } else {
+                    connection.abort(cause);
+                }
                 closing.add(connection.channel().closeFuture());
             }
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -433,6 +466,14 @@ public final class NettyTransport implements Transport {
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
             BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
+            if (bulk != null) {
+                // The end of the main connection may come before the lanes' last parts: see inputEnded.
+                channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+            }
+            // A write that fails (the peer reset the connection: killed, or closed with our data
+            // unread) must not close the channel before it read what the peer sent first: with
+            // auto-close off Netty shuts the output down, and the channel closes at the end of input.
+            channel.config().setAutoClose(false);
             NettyConnection connection = new NettyConnection(channel, kind, link, bulk, settings, receivePool, listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
@@ -478,6 +519,14 @@ public final class NettyTransport implements Transport {
         }
 
         @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
+            if (event instanceof ChannelInputShutdownEvent) {
+                connection.inputEnded();
+            }
+            ctx.fireUserEventTriggered(event);
+        }
+
+        @Override
         public void channelWritabilityChanged(ChannelHandlerContext ctx) {
             if (ctx.channel().isWritable()) {
                 connection.outbound().drain();
@@ -488,14 +537,31 @@ public final class NettyTransport implements Transport {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             if (failure == null) {
-                failure = cause;
+                failure = connection.abortCause(); // aborted: the writes it cut off fail here
             }
-            log.warn("closing connection to {}: {}", connection.remoteAddress(), cause.toString());
-            ctx.close();
+            // A write failed (auto-close is off): the output is shut, but what the peer sent before
+            // it went is still to be read; the channel closes at the end of input.
+            boolean outputOnly = cause instanceof ChannelOutputShutdownException && ctx.channel().isOpen();
+            if (failure == null) {
+                failure = cause;
+                log.warn("{} connection to {}: {}", outputOnly ? "cannot write on" : "closing", connection.remoteAddress(),
+                        cause.getCause() != null ? cause.getCause().toString() : cause.toString());
+                // Before the close: messages whose writes the close fails report this cause, not just "closed".
+                connection.outbound().failAll(cause);
+            } else {
+                // What follows the first failure (writes failing as the channel closes) says nothing new.
+                log.debug("connection to {} after its failure: {}", connection.remoteAddress(), cause.toString());
+            }
+            if (!outputOnly) {
+                ctx.close();
+            }
         }
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
+            if (failure == null) {
+                failure = connection.abortCause();
+            }
             assembler.clear();
             connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
             if (connection.bulk() != null) {

@@ -6,7 +6,9 @@ import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.socket.DuplexChannel;
 
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
@@ -60,6 +62,8 @@ final class OutboundQueue {
     private int activeLarge;
     private int nextStream;
     private boolean closeRequested;
+    /** The output was shut down after the last write: nothing more can go. */
+    private boolean outputEnded;
     private int coalesced;
     private Throwable failure;
 
@@ -110,7 +114,13 @@ final class OutboundQueue {
         }
     }
 
-    /** Closes the channel once everything queued so far is written. */
+    /**
+     * Ends the output once everything queued so far is written (and, with bulk connections, every
+     * part handed to a lane): the channel's output is shut down, so the peer reads all of it and
+     * then its end-of-file, and the channel closes when the peer closes its end (see
+     * {@link NettyConnection#close}). A channel that cannot half-close, or whose input already
+     * ended, closes at once behind the last write.
+     */
     void closeWhenDrained() {
         try {
             channel.eventLoop().execute(() -> {
@@ -151,10 +161,27 @@ final class OutboundQueue {
         if (wrote) {
             channel.flush();
         }
-        if (closeRequested && waiting.isEmpty() && active.isEmpty()) {
+        if (closeRequested && waiting.isEmpty() && active.isEmpty()
+                && (bulk == null || bulk.lanePartsWriting() == 0)) {
             closeRequested = false;
             // An empty write queues behind everything already written, so the close loses nothing.
-            channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+            channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) this::endOutput);
+        }
+    }
+
+    /**
+     * Everything was written: shut the output down rather than close, so the kernel sends all of it
+     * followed by end-of-file, and this side goes on reading until the peer's end-of-file. Closing
+     * at once would lose data: a socket closed with bytes of the peer unread (replies, control
+     * units) resets the connection, and the peer may then fail before it read what we sent.
+     */
+    private void endOutput(ChannelFuture written) {
+        outputEnded = true;
+        if (written.isSuccess() && channel instanceof DuplexChannel duplex && channel.isActive()
+                && !duplex.isInputShutdown()) {
+            duplex.shutdownOutput();
+        } else {
+            channel.close();
         }
     }
 
@@ -163,7 +190,7 @@ final class OutboundQueue {
         budget.add(part.remaining());
         try {
             channel.eventLoop().execute(() -> {
-                if (failure != null || !channel.isActive()) {
+                if (failure != null || !channel.isActive() || outputEnded) {
                     fail(part, failure != null ? failure : new ClosedChannelException());
                     return;
                 }
@@ -203,7 +230,7 @@ final class OutboundQueue {
     }
 
     private void add(Pending message) {
-        if (failure != null || !channel.isActive()) {
+        if (failure != null || !channel.isActive() || outputEnded) {
             fail(message, failure != null ? failure : new ClosedChannelException());
             return;
         }
@@ -218,7 +245,7 @@ final class OutboundQueue {
      */
     private void addFromTask(Pending message) {
         boolean last = addsDue.decrementAndGet() == 0;
-        if (failure != null || !channel.isActive()) {
+        if (failure != null || !channel.isActive() || outputEnded) {
             fail(message, failure != null ? failure : new ClosedChannelException());
             return;
         }
@@ -434,12 +461,21 @@ final class OutboundQueue {
         }
     }
 
-    /** Reports the failure of a message's last write to its sender. */
-    private record Reported(Consumer<Throwable> onFailure) implements ChannelFutureListener {
+    /**
+     * Reports the failure of a message's last write to its sender: the reason the connection failed
+     * when there is one ({@link #failAll} runs before an abortive close), else the write's error.
+     */
+    private final class Reported implements ChannelFutureListener {
+        private final Consumer<Throwable> onFailure;
+
+        Reported(Consumer<Throwable> onFailure) {
+            this.onFailure = onFailure;
+        }
+
         @Override
         public void operationComplete(io.netty.channel.ChannelFuture future) {
             if (!future.isSuccess()) {
-                onFailure.accept(future.cause());
+                onFailure.accept(failure != null ? failure : future.cause());
             }
         }
     }

@@ -12,6 +12,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +37,12 @@ import java.util.concurrent.atomic.LongAdder;
  *  range free again ◀──────────────── RELEASE ─────── reclaimer thread
  * </pre>
  *
- * A received view lives as long as the application keeps it, so ranges come back only after a
+ * A connection may close while views of what came on it are still in use, on either side of it:
+ * the receiver then sends those releases on another connection to the sender, or keeps them for
+ * its next one ({@link #releaseLater}), and the sender accepts them for the ranges the closed
+ * connection left orphaned ({@link SharedSegment}), so connection churn does not leak the segment.
+ *
+ * <p>A received view lives as long as the application keeps it, so ranges come back only after a
  * garbage collection on the receiver. When a peer's views hold more than half of its segment, this
  * side asks for a collection ({@link System#gc()}, at most every {@link #MIN_GC_INTERVAL_NANOS},
  * less often while collections return nothing; off with {@code FERRY_RECEIVE_POOL_GC=0}), as the
@@ -87,6 +93,10 @@ final class SharedMemory implements AutoCloseable {
     private final Settings settings;
     private final SharedSegment own;
     private final Map<String, PeerSegment> peers = new ConcurrentHashMap<>();
+    /** Open links by the token of the peer's segment (the links whose peer sent us buffers), under this. */
+    private final Map<Long, List<SharedMemoryLink>> linksByPeer = new HashMap<>();
+    /** Releases for peers with no open link, by the token of their segment, under this: sent on their next link. */
+    private final Map<Long, List<Long>> releasesLater = new HashMap<>();
     private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
     private final Set<View> views = ConcurrentHashMap.newKeySet();
     private final Thread reclaimer;
@@ -177,6 +187,47 @@ final class SharedMemory implements AutoCloseable {
     }
 
     /**
+     * {@code link} mapped the segment of the peer with {@code token}: releases for that peer may go
+     * through it from now on, and those kept for it go now.
+     */
+    synchronized void linkOpened(long token, SharedMemoryLink link) {
+        linksByPeer.computeIfAbsent(token, t -> new ArrayList<>()).add(link);
+        List<Long> kept = releasesLater.remove(token);
+        if (kept != null) {
+            kept.forEach(offset -> releaseLater(token, offset));
+        }
+    }
+
+    /** {@code link} (to the peer with {@code token}) closed; {@code unsent} are releases it still had. */
+    synchronized void linkClosed(long token, SharedMemoryLink link, List<Long> unsent) {
+        List<SharedMemoryLink> links = linksByPeer.get(token);
+        if (links != null && links.remove(link) && links.isEmpty()) {
+            linksByPeer.remove(token);
+        }
+        unsent.forEach(offset -> releaseLater(token, offset));
+    }
+
+    /**
+     * Releases a range of the peer with {@code token} whose view became unreachable after the link
+     * it came on closed: through another open link to that peer, or on its next one. The peer keeps
+     * such a range lent until then (it cannot know we no longer read it), see {@link SharedSegment}.
+     */
+    synchronized void releaseLater(long token, long offset) {
+        for (SharedMemoryLink link : linksByPeer.getOrDefault(token, List.of())) {
+            if (link.queueRelease(offset)) {
+                link.flushReleases();
+                return;
+            }
+        }
+        releasesLater.computeIfAbsent(token, t -> new ArrayList<>()).add(offset);
+    }
+
+    /** Releases kept for peers with no open link: for tests. */
+    synchronized int releasesKept() {
+        return releasesLater.values().stream().mapToInt(List::size).sum();
+    }
+
+    /**
      * Tracks a view handed to the application: when it is unreachable, {@code link} releases the
      * range at {@code offset}. May ask for a collection when the peer's views hold much of its segment.
      */
@@ -198,7 +249,7 @@ final class SharedMemory implements AutoCloseable {
         info.put("transport.shm.sent_bytes", sentBytes.toString());
         info.put("transport.shm.fallbacks", fallbacks.toString());
         info.put("transport.shm.lent_bytes", Long.toString(own.lentBytes()));
-        info.put("transport.shm.stranded_bytes", Long.toString(own.strandedBytes()));
+        info.put("transport.shm.orphaned_bytes", Long.toString(own.orphanedBytes()));
         info.put("transport.shm.received_buffers", receivedBuffers.toString());
         info.put("transport.shm.received_bytes", receivedBytes.toString());
         info.put("transport.shm.releases_sent", releasesSent.toString());
@@ -271,7 +322,9 @@ final class SharedMemory implements AutoCloseable {
                 View view = (View) ref;
                 if (views.remove(view)) {
                     view.peer.outstanding.addAndGet(-view.length);
-                    if (view.link.queueRelease(view.offset) && !touched.contains(view.link)) {
+                    if (!view.link.queueRelease(view.offset)) {
+                        releaseLater(view.link.peerToken(), view.offset);
+                    } else if (!touched.contains(view.link)) {
                         touched.add(view.link);
                     }
                 }

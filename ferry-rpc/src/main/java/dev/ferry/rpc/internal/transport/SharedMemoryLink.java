@@ -13,6 +13,8 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -39,7 +41,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <h2>Trust</h2>
  * Only workers with this worker's host id talk over Unix sockets, and a segment is mapped only if it
  * belongs to this user. Still, nothing the peer says is taken on trust: a descriptor outside the
- * peer's segment, a release of a range not lent on this connection, or a second announcement is a
+ * peer's segment, a release of a range not lent to this peer (on this connection, or
+ * on one of its connections that closed), or a second announcement is a
  * protocol error that closes this connection (and fails what was in flight on it), nothing more.
  * What a same-user peer can still do is change or truncate its own file under our views (we would
  * read changed bytes, or fault on truncated pages): the channel is for workers of one job and user.
@@ -47,7 +50,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Thread-safe: {@link #take} on sending threads, {@link #queueRelease} on the reclaimer, the rest
  * on the connection's event loop.
  */
-final class SharedMemoryLink implements SharedBuffers {
+final class SharedMemoryLink implements SharedBuffers, SharedSegment.Borrower {
     private static final Logger log = LoggerFactory.getLogger(SharedMemoryLink.class);
     static final int ANNOUNCE = 1;
     static final int ACCEPT = 2;
@@ -66,6 +69,10 @@ final class SharedMemoryLink implements SharedBuffers {
     /** The peer's segment, mapped: descriptors may refer to it. */
     private volatile PeerSegment peer;
     private volatile boolean closed;
+    /** Who the peer is (from its announcement), or null before it announced. */
+    private volatile PeerProcess peerProcess;
+    /** The token of the peer's segment mapped ({@link #peer}). */
+    private volatile long mappedToken;
     private volatile long lastPressure = System.nanoTime() - SharedMemory.MIN_GC_INTERVAL_NANOS;
 
     SharedMemoryLink(SharedMemory shared, Channel channel) {
@@ -130,9 +137,12 @@ final class SharedMemoryLink implements SharedBuffers {
             return null;
         }
         SharedSegment.Taken taken = shared.own().take(length, this);
+        if (taken == null && shared.own().orphanedBytes() >= length && shared.own().reclaimGone() >= length) {
+            taken = shared.own().take(length, this); // ranges orphaned by peers that have ended
+        }
         if (taken != null && closed) {
-            // Closed meanwhile: the frame may never go, and the peer never release the range.
-            shared.own().strand(this);
+            // Closed meanwhile: the frame may never go; the range is the peer's to release, if it came.
+            shared.own().orphan(this, peerProcess);
         }
         if (taken == null) {
             shared.fallbacks.increment();
@@ -214,9 +224,15 @@ final class SharedMemoryLink implements SharedBuffers {
         if (peer != null) {
             throw protocol("peer announced a second shared-memory segment");
         }
+        if (peerProcess == null) {
+            // Who releases what we lend on this connection (see SharedSegment), mapped or not.
+            peerProcess = PeerProcess.of(token, path);
+        }
         boolean accepted;
         try {
             peer = shared.mapPeer(path, size, token);
+            mappedToken = token;
+            shared.linkOpened(token, this);
             accepted = true;
         } catch (IOException | RuntimeException e) {
             log.debug("{}: cannot map the peer's segment {}, it sends over the socket: {}", channel, path, e.toString());
@@ -234,7 +250,7 @@ final class SharedMemoryLink implements SharedBuffers {
         }
         for (int i = 0; i < count; i++) {
             long offset = unit.readLong();
-            String whyNot = shared.own().releaseOrWhyNot(offset, this);
+            String whyNot = shared.own().releaseOrWhyNot(offset, this, peerProcess);
             if (whyNot != null) {
                 throw protocol("peer released shared-memory range " + offset + ", which is not lent to it (" + whyNot
                         + ")");
@@ -257,12 +273,22 @@ final class SharedMemoryLink implements SharedBuffers {
     }
 
     /** A view of the peer's memory became unreachable; false if the connection is gone. */
-    boolean queueRelease(long offset) {
+    synchronized boolean queueRelease(long offset) {
         if (closed) {
             return false;
         }
         releases.add(offset);
         return true;
+    }
+
+    /** The token of the peer's segment mapped (known once a view of it exists). */
+    long peerToken() {
+        return mappedToken;
+    }
+
+    @Override
+    public PeerProcess peer() {
+        return peerProcess;
     }
 
     /** Sends the queued releases (on the event loop). */
@@ -296,13 +322,26 @@ final class SharedMemoryLink implements SharedBuffers {
         }
     }
 
+    /**
+     * The connection closed. Ranges of ours lent on it are orphaned, to come back when the peer
+     * releases them on another connection or its process ends ({@link SharedSegment}); releases of
+     * the peer's ranges not sent yet, and those of views still in use, go on another connection to
+     * it or its next one ({@link SharedMemory#releaseLater}).
+     */
     private void closed() {
-        closed = true;
+        List<Long> unsent = new ArrayList<>();
+        synchronized (this) {
+            closed = true;
+            Long offset;
+            while ((offset = releases.poll()) != null) {
+                unsent.add(offset);
+            }
+        }
         sending = false;
-        releases.clear();
-        shared.own().strand(this);
+        shared.own().orphan(this, peerProcess);
         PeerSegment segment = peer;
         if (segment != null) {
+            shared.linkClosed(mappedToken, this, unsent);
             shared.unmapPeer(segment);
         }
     }

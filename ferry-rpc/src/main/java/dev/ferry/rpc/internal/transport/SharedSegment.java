@@ -27,9 +27,23 @@ import java.util.Map;
  * offset HEADER_BYTES: ranges, lent first fit in GRANULE units
  * </pre>
  *
- * <p>A range lent on a connection that closes is never reused (the peer's application may still
- * read its view), so a segment can run out after many broken connections; then buffers travel over
- * the socket.
+ * <h2>Ranges lent on a connection that closed</h2>
+ * The peer may still read such a range after the connection closed: its application keeps the
+ * views it received as long as it likes, and they stay valid (they map our file, not the
+ * connection). So a range is never reused just because its connection closed. Instead it is
+ * <em>orphaned</em>: tagged with the peer ({@link PeerProcess}, its segment token and process)
+ * instead of the connection, and it comes back in one of two ways, each safe:
+ * <ul>
+ *   <li>the peer releases it, as it releases any range, once its view is unreachable: over
+ *       another connection to us, or over the next one it opens (it keeps releases it could not
+ *       send, {@link SharedMemory#releaseLater}); a release from a connection of the same peer
+ *       (same token) is accepted for an orphaned range;</li>
+ *   <li>the peer's process has ended ({@link #reclaimGone}, checked when the segment is full): a
+ *       process that no longer exists reads nothing.</li>
+ * </ul>
+ * A peer transport that closed while its process lives on keeps its orphans until that process
+ * ends: its application may still hold views, and nobody is left to release them. Under
+ * connection churn with a live peer the ranges do come back, so the segment does not run full.
  *
  * <p>The file is unlinked right after it is mapped, so nothing is left behind even when the process
  * is killed: peers open it through this process's descriptor ({@code /proc/<pid>/fd/<n>}, kept open
@@ -58,7 +72,8 @@ final class SharedSegment {
     private final FreeRanges free;
     private final Map<Integer, Lease> lent = new HashMap<>();
     private long lentBytes;
-    private long strandedBytes;
+    /** Bytes lent on connections that closed and not back yet. */
+    private long orphanedBytes;
     /** End of the part of the segment ever lent: pages past it were never touched (fresh memory). */
     private int touched = HEADER_BYTES;
 
@@ -177,11 +192,15 @@ final class SharedSegment {
      * changes) otherwise.
      */
     synchronized boolean release(long offset, Object owner) {
-        return releaseOrWhyNot(offset, owner) == null;
+        return releaseOrWhyNot(offset, owner, null) == null;
     }
 
-    /** As {@link #release}; null when released, else why not (for the error message). */
-    synchronized String releaseOrWhyNot(long offset, Object owner) {
+    /**
+     * As {@link #release}, and also a range orphaned by a closed connection of {@code peer} (the
+     * peer on {@code owner}'s connection, or null); null when released, else why not (for the error
+     * message).
+     */
+    synchronized String releaseOrWhyNot(long offset, Object owner, PeerProcess peer) {
         if (offset < HEADER_BYTES || offset >= memory.capacity()) {
             return "outside the segment";
         }
@@ -190,30 +209,69 @@ final class SharedSegment {
             return "not lent";
         }
         if (lease.owner != owner) {
-            return lease.owner == null ? "lent on a closed connection" : "lent on another connection";
+            // Another connection of the same peer may release it: the peer sends a release on the
+            // connection it has when the one the range came on closed (maybe before we saw that).
+            PeerProcess lentTo = lease.owner instanceof PeerProcess orphanOf ? orphanOf
+                    : lease.owner instanceof Borrower borrower ? borrower.peer() : null;
+            if (peer == null || lentTo == null || lentTo.token() != peer.token()) {
+                return lease.owner instanceof PeerProcess || lease.owner == STRANDED
+                        ? "lent to another peer on a closed connection" : "lent on another connection";
+            }
         }
-        lent.remove((int) offset);
-        lentBytes -= lease.length;
-        free.release((int) offset, lease.length);
+        free(offset, lease);
         return null;
     }
 
-    /** {@code owner}'s connection closed: its ranges stay lent for good (the peer may still read them). */
-    synchronized void strand(Object owner) {
+    private void free(long offset, Lease lease) {
+        lent.remove((int) offset);
+        lentBytes -= lease.length;
+        if (lease.owner instanceof PeerProcess) {
+            orphanedBytes -= lease.length;
+        }
+        free.release((int) offset, lease.length);
+    }
+
+    /**
+     * {@code owner}'s connection closed: its ranges stay lent, now to {@code peer} (see the class
+     * comment); with no peer known, for good.
+     */
+    synchronized void orphan(Object owner, PeerProcess peer) {
         for (Lease lease : lent.values()) {
             if (lease.owner == owner) {
-                lease.owner = null;
-                strandedBytes += lease.length;
+                lease.owner = peer != null ? peer : STRANDED;
+                orphanedBytes += lease.length;
             }
         }
+    }
+
+    /**
+     * Frees the orphaned ranges of peers whose process has ended; returns the bytes freed. Looks
+     * each peer up once (a process lookup costs a system call or two).
+     */
+    synchronized long reclaimGone() {
+        Map<PeerProcess, Boolean> gone = new HashMap<>();
+        long freed = 0;
+        for (var it = lent.entrySet().iterator(); it.hasNext(); ) {
+            var entry = it.next();
+            Lease lease = entry.getValue();
+            if (lease.owner instanceof PeerProcess peer && gone.computeIfAbsent(peer, PeerProcess::isGone)) {
+                it.remove();
+                lentBytes -= lease.length;
+                orphanedBytes -= lease.length;
+                free.release(entry.getKey(), lease.length);
+                freed += lease.length;
+            }
+        }
+        return freed;
     }
 
     synchronized long lentBytes() {
         return lentBytes;
     }
 
-    synchronized long strandedBytes() {
-        return strandedBytes;
+    /** Bytes lent on connections that closed, not back yet. */
+    synchronized long orphanedBytes() {
+        return orphanedBytes;
     }
 
     /** Deletes the file (if not done at once); the mapping goes when the garbage collector drops it. */
@@ -224,6 +282,15 @@ final class SharedSegment {
             Files.deleteIfExists(path);
         }
     }
+
+    /** An owner of ranges that knows its peer: another connection of that peer may release them. */
+    interface Borrower {
+        /** The peer, or null while unknown. */
+        PeerProcess peer();
+    }
+
+    /** The owner of a range lent on a closed connection to a peer we know nothing of: never back. */
+    private static final Object STRANDED = new Object();
 
     private static final class Lease {
         final int length;

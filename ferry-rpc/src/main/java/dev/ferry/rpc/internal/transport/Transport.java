@@ -23,7 +23,18 @@ public interface Transport extends AutoCloseable {
         return java.util.Map.of();
     }
 
-    /** Closes every connection and stops listening; waits until the transport's threads end. */
+    /**
+     * Closes every connection gracefully ({@link Connection#close}, bounded) and stops listening;
+     * waits until the transport's threads end.
+     */
     @Override
     void close();
+
+    /**
+     * As {@link #close}, but connections close at once ({@link Connection#abort}): what they have
+     * not written fails with {@code cause}. For a shutdown that must not send anything more.
+     */
+    default void closeNow(Throwable cause) {
+        close();
+    }
 }

@@ -44,6 +44,7 @@ public abstract class AbstractTransportTest {
     private final List<Transport> transports = new ArrayList<>();
     private final Map<Transport, String> addresses = new HashMap<>();
     private final List<Throwable> sendFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final ObjectCodec outOfBandCodec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
     private Recorder serverEvents;
     private Recorder clientEvents;
     private Transport server;
@@ -227,6 +228,78 @@ public abstract class AbstractTransportTest {
     }
 
     @Test
+    void aPeerThatSendsAndClosesAtOnceHasEverythingDeliveredBeforeItsClose() throws Exception {
+        // The server answers every message, as a worker answers calls: the client closes with
+        // answers unread, and the server's answers to a client that has closed fail. Neither may
+        // cost the server a message the client sent before it closed, nor turn the close abortive.
+        serverEvents.echo = true;
+        int count = 200;
+        for (int round = 0; round < 30; round++) {
+            Connection toServer = connect();
+            Connection accepted = serverEvents.accepted();
+            for (int i = 0; i < count; i++) {
+                // Some large ones (in chunks over sockets, out-of-band through shared memory where it
+                // is on) are still being written when close() runs.
+                toServer.send(i % 100 == 99 ? message(i, "x".repeat(1_500_000))
+                        : i % 100 == 49 ? new OutboundMessage(MessageKind.CALL, i, CallHeaders.empty(),
+                                outOfBandCodec.encode(new byte[1_000_000]))
+                        : message(i, "m" + i), failed());
+            }
+            toServer.close();
+            // (Small messages may overtake a large one: every one arrives, not necessarily in order.)
+            java.util.Set<Long> ids = new java.util.TreeSet<>();
+            for (int i = 0; i < count; i++) {
+                ids.add(serverEvents.message().id());
+            }
+            assertThat(ids).as("round %d", round).hasSize(count).first().isEqualTo(0L);
+            assertThat(serverEvents.closed()).isSameAs(accepted);
+            assertThat(serverEvents.closedCause).as("round %d: an orderly close", round).isNull();
+            assertThat(serverEvents.readBefore(accepted)).as("messages read before the close").isEqualTo(count);
+            assertThat(clientEvents.closed()).isSameAs(toServer);
+            assertThat(clientEvents.closedCause).as("round %d: an orderly close", round).isNull();
+            clientEvents.messages.clear(); // answers: the client may read some before its close, or none
+        }
+    }
+
+    @Test
+    void aPausedReceiverGetsEverythingSentBeforeTheCloseWhenItResumes() throws Exception {
+        for (int round = 0; round < 10; round++) {
+            Connection toServer = connect();
+            Connection accepted = serverEvents.accepted();
+            accepted.pauseReading(true);
+            for (int i = 0; i < 100; i++) {
+                toServer.send(message(i, "m" + i), failed());
+            }
+            toServer.close();
+            accepted.pauseReading(false);
+            for (int i = 0; i < 100; i++) {
+                assertThat(serverEvents.message().id()).as("round %d", round).isEqualTo(i);
+            }
+            assertThat(serverEvents.closed()).isSameAs(accepted);
+            assertThat(serverEvents.closedCause).isNull();
+            assertThat(serverEvents.readBefore(accepted)).as("messages read before the close").isEqualTo(100);
+            assertThat(clientEvents.closed()).isSameAs(toServer);
+        }
+    }
+
+    @Test
+    void anAbortClosesBothEndsAndReportsItsCauseHere() throws Exception {
+        Connection toServer = connect();
+        Connection accepted = serverEvents.accepted();
+        toServer.send(message(1, "before"), failed());
+        assertThat(serverEvents.message().id()).isEqualTo(1);
+        RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
+        toServer.abort(cause);
+        assertThat(clientEvents.closed()).isSameAs(toServer);
+        assertThat(clientEvents.closedCause).isSameAs(cause);
+        assertThat(serverEvents.closed()).isSameAs(accepted);
+        assertThat(toServer.isActive()).isFalse();
+        CompletableFuture<Throwable> late = new CompletableFuture<>();
+        toServer.send(message(2, "too late"), late::complete);
+        assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
+    }
+
+    @Test
     void sendAfterCloseReportsAFailure() throws Exception {
         Connection toServer = connect();
         toServer.close();
@@ -280,8 +353,12 @@ public abstract class AbstractTransportTest {
         private final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
         private final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
         private final BlockingQueue<Connection> closed = new LinkedBlockingQueue<>();
+        private final Map<Connection, Integer> read = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<Connection, Integer> readBeforeClose = new java.util.concurrent.ConcurrentHashMap<>();
         private volatile Connection lastConnection;
         private volatile Throwable closedCause;
+        /** Answer every message with a small one (whose sending may fail: the peer may have closed). */
+        private volatile boolean echo;
 
         @Override
         public void onAccepted(Connection connection) {
@@ -291,13 +368,24 @@ public abstract class AbstractTransportTest {
         @Override
         public void onMessage(Connection connection, InboundMessage message) {
             lastConnection = connection;
+            read.merge(connection, 1, Integer::sum);
             messages.add(message);
+            if (echo) {
+                connection.send(new OutboundMessage(MessageKind.REPLY, message.id(), CallHeaders.empty(),
+                        payload("ack")), error -> { });
+            }
         }
 
         @Override
         public void onClosed(Connection connection, Throwable cause) {
             closedCause = cause;
+            readBeforeClose.put(connection, read.getOrDefault(connection, 0));
             closed.add(connection);
+        }
+
+        /** How many messages {@code connection} reported before its close. */
+        int readBefore(Connection connection) {
+            return readBeforeClose.get(connection);
         }
 
         Connection accepted() throws InterruptedException {

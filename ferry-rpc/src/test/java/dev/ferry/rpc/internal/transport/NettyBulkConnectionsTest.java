@@ -160,6 +160,22 @@ class NettyBulkConnectionsTest {
     }
 
     /** A client connected to a server, both with bulk connections, the lanes open. */
+    @Test
+    void aLargeMessageSpreadJustBeforeACloseArrivesBeforeTheClose() throws Exception {
+        Pair pair = connectedWithLanes();
+        byte[] large = randomBytes(64 * MIB, 5);
+        // The receiver's bulk connections read nothing until the close was asked for: the parts on
+        // them are still in flight (mostly queued at the sender) when it is.
+        setLanesReading(pair.accepted, false);
+        pair.client.send(message(1, large, CallHeaders.empty()), e -> { });
+        pair.client.close();
+        setLanesReading(pair.accepted, true);
+        InboundMessage received = pair.server.message();
+        assertThat(received.id()).isEqualTo(1);
+        assertThat(bytesOf(received.inBand())).isEqualTo(large);
+        assertThat(pair.server.closedCause()).isInstanceOf(IllegalStateException.class); // orderly
+    }
+
     private Pair connectedWithLanes() throws Exception {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(CONNECTIONS), server);

@@ -12,7 +12,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import dev.ferry.rpc.RpcException;
+
 import java.nio.file.Files;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +92,85 @@ class NettyTransportFlowTest {
             seen[id] = true;
         }
         assertThat(seen).containsOnly(true);
+    }
+
+    @Test
+    void aCloseGivesUpOnAPeerThatStopsReadingAndFailsWhatItCouldNotWrite() throws Exception {
+        for (boolean unixSockets : Epoll.isAvailable() ? new boolean[] {false, true} : new boolean[] {false}) {
+            RecordingListener server = new RecordingListener();
+            String address = transports.listen(settings(unixSockets), server);
+            RecordingListener events = new RecordingListener();
+            Connection client = transports.connect(settings(unixSockets).withCloseTimeout(Duration.ofMillis(300)),
+                    events, address);
+            server.accepted().pauseReading(true);
+            // Far more than the socket buffers and the channel's water mark hold: most stays queued.
+            BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+            for (int i = 0; i < 16; i++) {
+                client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+            }
+            client.close();
+            Throwable cause = events.closedCause();
+            assertThat(cause).as(client.kind()).isInstanceOfSatisfying(RpcException.class, e -> {
+                assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT);
+                assertThat(e.getMessage()).contains("closing the connection", "timed out", "did not read");
+            });
+            assertThat(failures.poll(30, TimeUnit.SECONDS)).as("a send that could not be written").isSameAs(cause);
+            assertThat(client.isActive()).isFalse();
+        }
+    }
+
+    @Test
+    void anAbortFailsWhatWasNotWrittenWithItsCauseAndClosesBothEnds() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(false), server);
+        RecordingListener events = new RecordingListener();
+        Connection client = transports.connect(settings(false), events, address);
+        Connection accepted = server.accepted();
+        accepted.pauseReading(true);
+        BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
+        for (int i = 0; i < 16; i++) {
+            client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+        }
+        RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
+        client.abort(cause);
+        assertThat(events.closedCause()).isSameAs(cause);
+        assertThat(failures.poll(30, TimeUnit.SECONDS)).as("a send that was not written").isSameAs(cause);
+        assertThat(failures).allSatisfy(failure -> assertThat(failure).isSameAs(cause));
+        // (Behind what the kernel still buffers for it: the peer sees the end once it reads again.)
+        accepted.pauseReading(false);
+        assertThat(server.closedCause()).as("the peer sees the connection end").isNotNull();
+        CompletableFuture<Throwable> late = new CompletableFuture<>();
+        client.send(message(99, new byte[10], CallHeaders.empty()), late::complete);
+        assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
+    }
+
+    @Test
+    void whatAPeerSentBeforeItsConnectionResetIsDeliveredEvenWithWritesPending() throws Exception {
+        // A peer killed (or closing abortively) with our data unread resets the connection; our
+        // pending writes then fail. That must not close our side before it read what the peer sent.
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(false), server);
+        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        for (int round = 0; round < 5; round++) {
+            try (java.net.Socket raw = new java.net.Socket("127.0.0.1", port)) {
+                Connection accepted = server.accepted();
+                accepted.pauseReading(true);
+                // Far more than the socket buffers hold: the server keeps writing while the peer reads nothing.
+                accepted.send(message(1, new byte[32 << 20], CallHeaders.empty()), e -> { });
+                // The server's first bytes arrived, so it paused reading before the call below.
+                assertThat(raw.getInputStream().readNBytes(4)).hasSize(4);
+                java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(4 + 1 + 1 + 2 + 8 + 4 + 2 + 4 + 4);
+                frame.putInt(frame.capacity() - 4).put((byte) 1).put((byte) MessageKind.CALL.code())
+                        .putShort((short) 0).putLong(77).putInt(2).putShort((short) 0).putInt(0).putInt(0);
+                raw.getOutputStream().write(frame.array());
+                raw.getOutputStream().flush();
+                raw.setSoLinger(true, 0); // close with a reset
+                raw.close();
+                accepted.pauseReading(false);
+                assertThat(server.message().id()).as("round %d", round).isEqualTo(77);
+                assertThat(server.closedCause()).isNotNull();
+            }
+        }
     }
 
     @Test

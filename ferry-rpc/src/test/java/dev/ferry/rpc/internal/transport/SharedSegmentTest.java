@@ -55,15 +55,64 @@ class SharedSegmentTest {
         try {
             Object owner = new Object();
             long offset = take(segment, 1000, owner);
-            assertThat(segment.releaseOrWhyNot(offset, new Object())).isEqualTo("lent on another connection");
-            assertThat(segment.releaseOrWhyNot(offset + 8, owner)).isEqualTo("not lent");
-            assertThat(segment.releaseOrWhyNot(1L << 40, owner)).isEqualTo("outside the segment");
-            assertThat(segment.releaseOrWhyNot(offset, owner)).isNull();
-            assertThat(segment.releaseOrWhyNot(offset, owner)).isEqualTo("not lent");
+            assertThat(segment.releaseOrWhyNot(offset, new Object(), null)).isEqualTo("lent on another connection");
+            assertThat(segment.releaseOrWhyNot(offset + 8, owner, null)).isEqualTo("not lent");
+            assertThat(segment.releaseOrWhyNot(1L << 40, owner, null)).isEqualTo("outside the segment");
+            assertThat(segment.releaseOrWhyNot(offset, owner, null)).isNull();
+            assertThat(segment.releaseOrWhyNot(offset, owner, null)).isEqualTo("not lent");
             assertThat(segment.lentBytes()).isZero();
         } finally {
             segment.close();
         }
+    }
+
+    @Test
+    void aRangeLentOnAClosedConnectionComesBackFromTheSamePeerOrWhenItsProcessEnded() throws Exception {
+        assumeTrue(Files.isDirectory(SHM));
+        SharedSegment segment = SharedSegment.create(SHM, 4L * G);
+        try {
+            PeerProcess alive = PeerProcess.of(42, "/proc/" + ProcessHandle.current().pid() + "/fd/7");
+            Process exited = new ProcessBuilder("true").start();
+            exited.waitFor();
+            PeerProcess gone = new PeerProcess(43, exited.pid(), java.util.Optional.empty());
+            Object closedLink = new Object();
+            long first = take(segment, 1000, closedLink);
+            long second = take(segment, 1000, closedLink);
+            segment.orphan(closedLink, alive);
+            Object goneLink = new Object();
+            long third = take(segment, 1000, goneLink);
+            segment.orphan(goneLink, gone);
+            assertThat(segment.orphanedBytes()).isEqualTo(3L * G);
+
+            // Only the same peer (its token) may release it, on any of its connections.
+            assertThat(segment.releaseOrWhyNot(first, new Object(), null))
+                    .isEqualTo("lent to another peer on a closed connection");
+            assertThat(segment.releaseOrWhyNot(first, new Object(), alive)).isNull();
+            assertThat(segment.releaseOrWhyNot(second, new Object(), gone))
+                    .isEqualTo("lent to another peer on a closed connection");
+            assertThat(segment.releaseOrWhyNot(second, new Object(), new PeerProcess(42, -1, java.util.Optional.empty())))
+                    .isNull();
+            // A process that ended reads nothing: its ranges are free; a live one's stay lent.
+            Object other = new Object();
+            take(segment, 1000, other);
+            segment.orphan(other, alive);
+            assertThat(segment.reclaimGone()).isEqualTo(G);
+            assertThat(segment.releaseOrWhyNot(third, goneLink, gone)).isEqualTo("not lent");
+            assertThat(segment.orphanedBytes()).isEqualTo(G);
+            assertThat(segment.lentBytes()).isEqualTo(G);
+        } finally {
+            segment.close();
+        }
+    }
+
+    @Test
+    void aPeerProcessIsKnownByTheSegmentItAnnounced() {
+        long self = ProcessHandle.current().pid();
+        assertThat(PeerProcess.of(1, "/proc/" + self + "/fd/12").pid()).isEqualTo(self);
+        assertThat(PeerProcess.of(1, "/dev/shm/ferry-" + self + "-1f.shm").pid()).isEqualTo(self);
+        assertThat(PeerProcess.of(1, "/somewhere/else").pid()).isEqualTo(-1);
+        assertThat(PeerProcess.of(1, "/proc/" + self + "/fd/12").isGone()).isFalse();
+        assertThat(PeerProcess.of(1, "/somewhere/else").isGone()).isFalse();
     }
 
     private static long take(SharedSegment segment, int length, Object owner) {
