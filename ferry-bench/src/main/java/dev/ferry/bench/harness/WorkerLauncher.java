@@ -31,6 +31,9 @@ public final class WorkerLauncher {
 
   // Ferry logs at INFO; a benchmark run only needs warnings and errors on the console.
   private static final String QUIET_LOGS = "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn";
+  // Diagnostics: with FERRY_POOL_DEBUG set, the receive buffer pool's counters (logged at INFO at close).
+  private static final String POOL_LOGS =
+      "-Dorg.slf4j.simpleLogger.log.dev.ferry.rpc.internal.transport.LargeBufferPool=info";
 
   private WorkerLauncher() {}
 
@@ -45,6 +48,9 @@ public final class WorkerLauncher {
     cfg.put("alarm_s", timeout.toSeconds() + 10);
     List<String> jvm = new ArrayList<>(jvmArgs);
     jvm.add(QUIET_LOGS);
+    if (System.getenv("FERRY_POOL_DEBUG") != null) {
+      jvm.add(POOL_LOGS);
+    }
     return WorkerGroupSpec.builder()
         .nproc(world)
         .mainClass(workerMain.getName())
