@@ -47,8 +47,13 @@ public final class W3Worker {
       new Size("16MiB", 16 * MIB, 3, 40),
       new Size("128MiB", 128 * MIB, 2, 10));
 
-  /** Diagnostics only: FERRY_W3_RELEASE=0 keeps received buffers until the GC finds them unreachable. */
-  private static final boolean RELEASE = !"0".equals(System.getenv("FERRY_W3_RELEASE"));
+  /**
+   * Diagnostics only: FERRY_W3_RELEASE=0 keeps received buffers until the GC finds them unreachable
+   * (=caller or =callee: only that side releases).
+   */
+  private static final String RELEASE_MODE = System.getenv().getOrDefault("FERRY_W3_RELEASE", "1");
+  private static final boolean CALLER_RELEASES = RELEASE_MODE.equals("1") || RELEASE_MODE.equals("caller");
+  private static final boolean CALLEE_RELEASES = RELEASE_MODE.equals("1") || RELEASE_MODE.equals("callee");
 
   /** Diagnostics only: FERRY_W3_CALLS_FACTOR=N makes N times the calls (not for reported figures). */
   private static final int CALLS_FACTOR = Integer.parseInt(System.getenv().getOrDefault("FERRY_W3_CALLS_FACTOR", "1"));
@@ -131,12 +136,12 @@ public final class W3Worker {
   }
 
   private static ByteBuffer echo(RpcAgent agent, ByteBuffer t) {
-    return RELEASE ? agent.rpcSync("worker1", BenchFunctions::echoBufferReleased, t)
+    return CALLEE_RELEASES ? agent.rpcSync("worker1", BenchFunctions::echoBufferReleased, t)
         : agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
   }
 
   private static void release(ByteBuffer reply) {
-    if (RELEASE && reply != null) {
+    if (CALLER_RELEASES && reply != null) {
       ReceivedBuffers.release(reply);
     }
   }

@@ -43,6 +43,13 @@ import java.util.concurrent.TimeUnit;
  * Decoding into arrays copies, so their carriers die right after decoding; a {@link ByteBuffer}
  * argument lives as long as the application keeps it.
  *
+ * <p>Or earlier: where the Foreign Memory API allows, a carrier is a view with an arena of its own
+ * ({@link Loans}), and its range is a {@link Loans.Loan} that the application can release
+ * ({@link dev.ferry.rpc.ReceivedBuffers}) and that sends reading it pin. A released range comes
+ * back as soon as no send pins it: its arena is closed (every view of it then refuses access) and
+ * the range is free at once, without a collection. Ferry itself releases the ranges it copies
+ * outgoing frames into ({@code FrameCodec}) once they are written.
+ *
  * <h2>Bounds</h2>
  * At most {@code capacityBytes} of regions exist: the pool grows to that as large frames arrive,
  * then recycles. When no free range fits and a third of the capacity (at least
