@@ -70,7 +70,8 @@ import java.util.Objects;
  *       page fault and zeroing per page: a fresh 128 MiB buffer took longer than sending it). Allocated only as
  *       large messages arrive; 0: no pool, a fresh buffer per message. A {@code ByteBuffer} argument or result
  *       of 64 KiB or more is received as a direct buffer viewing this memory, and its block is reused once
- *       the application no longer references the buffer (found by the garbage collector). When no free
+ *       the application no longer references the buffer (found by the garbage collector), or at once when
+ *       the application releases it ({@link ReceivedBuffers}, which spares those collections). When no free
  *       memory fits and a third of the pool (at least 64 MiB) or more is lent (or the pool is full), the
  *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while
  *       collections return nothing; the JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large

@@ -1,6 +1,7 @@
 package dev.ferry.bench.workload;
 
 import dev.ferry.rpc.AsyncExecution;
+import dev.ferry.rpc.ReceivedBuffers;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcFuture;
 
@@ -36,6 +37,15 @@ public final class BenchFunctions {
    */
   public static java.nio.ByteBuffer echoBuffer(java.nio.ByteBuffer t) {
     return t;
+  }
+
+  /**
+   * W3 callee, buffer form as measured: {@link #echoBuffer} that also gives the received memory
+   * back once the reply is written ({@link ReceivedBuffers#releaseAfterSend}), as a careful user's
+   * echo would, so the transport never has to ask for a garbage collection to reuse it.
+   */
+  public static java.nio.ByteBuffer echoBufferReleased(java.nio.ByteBuffer t) {
+    return ReceivedBuffers.releaseAfterSend(t);
   }
 
   /**

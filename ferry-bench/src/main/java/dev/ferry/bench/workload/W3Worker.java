@@ -2,6 +2,7 @@ package dev.ferry.bench.workload;
 
 import dev.ferry.bench.harness.Stats;
 import dev.ferry.bench.harness.WorkerContext;
+import dev.ferry.rpc.ReceivedBuffers;
 import dev.ferry.rpc.RpcAgent;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -22,6 +23,15 @@ import java.util.SplittableRandom;
  * {@code <size>.array_median_us}, {@code array_p90_us}, {@code array_GB_per_s}: copied between the
  * heap and direct memory on each side). Buffers of 64 KiB and more travel out of band (Ferry's
  * default {@code outOfBandThreshold}).
+ *
+ * <p>In the buffer form both sides give received memory back as soon as they are done with it
+ * ({@link ReceivedBuffers}), as a careful user's loop would: the callee echoes with {@code
+ * echoBufferReleased} (its argument is released once the reply is written), and the caller releases
+ * each reply when the next call has returned, between the timed calls (it checks the last one
+ * first). Without that, replies over 1 MiB come back only when a garbage collection finds them
+ * unreachable, and the transport asks for one every few calls ({@code FERRY_W3_RELEASE=0} measures
+ * that, diagnostics only). The array form has nothing to release: its arrays are copies (the memory
+ * they were copied from still comes back through the garbage collector).
  */
 public final class W3Worker {
 
@@ -36,6 +46,14 @@ public final class W3Worker {
       new Size("1MiB", MIB, 20, 300),
       new Size("16MiB", 16 * MIB, 3, 40),
       new Size("128MiB", 128 * MIB, 2, 10));
+
+  /**
+   * Diagnostics only: FERRY_W3_RELEASE=0 keeps received buffers until the GC finds them unreachable
+   * (=caller or =callee: only that side releases).
+   */
+  private static final String RELEASE_MODE = System.getenv().getOrDefault("FERRY_W3_RELEASE", "1");
+  private static final boolean CALLER_RELEASES = RELEASE_MODE.equals("1") || RELEASE_MODE.equals("caller");
+  private static final boolean CALLEE_RELEASES = RELEASE_MODE.equals("1") || RELEASE_MODE.equals("callee");
 
   /** Diagnostics only: FERRY_W3_CALLS_FACTOR=N makes N times the calls (not for reported figures). */
   private static final int CALLS_FACTOR = Integer.parseInt(System.getenv().getOrDefault("FERRY_W3_CALLS_FACTOR", "1"));
@@ -93,13 +111,14 @@ public final class W3Worker {
       floats.put((float) random.nextDouble());
     }
     for (int i = 0; i < warm; i++) {
-      agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
+      release(echo(agent, t));
     }
     long[] lat = new long[n];
     ByteBuffer back = null;
     for (int i = 0; i < n; i++) {
+      release(back); // the previous reply, which this loop is done with (untimed)
       long s = System.nanoTime();
-      back = agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
+      back = echo(agent, t);
       lat[i] = System.nanoTime() - s;
     }
     if (System.getenv("FERRY_W3_TRACE") != null) {
@@ -112,7 +131,19 @@ public final class W3Worker {
     if (back == t || !back.equals(t) || back.order() != t.order()) {
       throw new IllegalStateException(size.label() + ": the reply differs from the buffer sent");
     }
+    release(back);
     return summary(size, lat);
+  }
+
+  private static ByteBuffer echo(RpcAgent agent, ByteBuffer t) {
+    return CALLEE_RELEASES ? agent.rpcSync("worker1", BenchFunctions::echoBufferReleased, t)
+        : agent.rpcSync("worker1", BenchFunctions::echoBuffer, t);
+  }
+
+  private static void release(ByteBuffer reply) {
+    if (CALLER_RELEASES && reply != null) {
+      ReceivedBuffers.release(reply);
+    }
   }
 
   private static Map<String, Object> summary(Size size, long[] lat) {

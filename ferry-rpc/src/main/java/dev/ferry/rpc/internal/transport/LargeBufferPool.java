@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Loans;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,13 @@ import java.util.concurrent.TimeUnit;
  * nobody holds a view any more (a phantom reference; the JDK frees direct buffers the same way).
  * Decoding into arrays copies, so their carriers die right after decoding; a {@link ByteBuffer}
  * argument lives as long as the application keeps it.
+ *
+ * <p>Or earlier: where the Foreign Memory API allows, a carrier is a view with an arena of its own
+ * ({@link Loans}), and its range is a {@link Loans.Loan} that the application can release
+ * ({@link dev.ferry.rpc.ReceivedBuffers}) and that sends reading it pin. A released range comes
+ * back as soon as no send pins it: its arena is closed (every view of it then refuses access) and
+ * the range is free at once, without a collection. Ferry itself releases the ranges it copies
+ * outgoing frames into ({@code FrameCodec}) once they are written.
  *
  * <h2>Bounds</h2>
  * At most {@code capacityBytes} of regions exist: the pool grows to that as large frames arrive,
@@ -97,9 +105,13 @@ final class LargeBufferPool {
     private long collectNanos;
     private long skipped;
     private long backoffs;
+    /** FERRY_POOL_DEBUG set: the pool's counters at close at info level (2: also every collection's outcome). */
+    private static final boolean DEBUG = System.getenv("FERRY_POOL_DEBUG") != null;
     private static final boolean DEBUG2 = "2".equals(System.getenv("FERRY_POOL_DEBUG"));
     private long fresh;
     private long reused;
+    /** Ranges the application released before the garbage collector found them. */
+    private long released;
 
     LargeBufferPool(long capacityBytes, boolean collectWhenExhausted) {
         this.capacityBytes = capacityBytes;
@@ -159,14 +171,21 @@ final class LargeBufferPool {
     synchronized String stats() {
         return "regions=" + regions.size() + " (" + (regionBytes >> 20) + " MiB) lent=" + (lentBytes >> 20)
                 + " MiB fresh=" + fresh + " reused=" + reused + " gc=" + collections + " gcMs="
-                + collectNanos / 1_000_000 + " skipped=" + skipped + " backoffs=" + backoffs;
+                + collectNanos / 1_000_000 + " skipped=" + skipped + " backoffs=" + backoffs + " released=" + released;
     }
 
     /** Forgets every region (the transport closed); lent ones are freed by the JDK when unreachable. */
     synchronized void clear() {
-        if (System.getenv("FERRY_POOL_DEBUG") != null) {
-            // Diagnostics for benchmarks (whose workers log little): one line on stderr at close.
-            System.err.println("receive buffer pool at close: " + stats());
+        if (DEBUG) {
+            // Diagnostics for benchmarks, whose workers log at info level only.
+            log.info("receive buffer pool at close: {}", stats());
+        } else if (log.isDebugEnabled()) {
+            log.debug("receive buffer pool at close: {}", stats());
+        }
+        for (Lease lease : lent) {
+            if (lease.scope != null) {
+                Loans.unregister(lease.scope); // a view still held now returns to the JDK, not here
+            }
         }
         regions.clear();
         lent.clear();
@@ -189,9 +208,15 @@ final class LargeBufferPool {
         for (Region region : regions) {
             int offset = region.take(length);
             if (offset >= 0) {
-                ByteBuffer carrier = carrier(region.memory, offset, size);
-                lent.add(new Lease(carrier, region, offset, length, returned));
+                Loans.View view = Loans.closableView(region.memory, offset, size);
+                ByteBuffer carrier = view != null ? view.buffer() : carrier(region.memory, offset, size);
+                Lease lease = new Lease(carrier, region, offset, length, returned,
+                        view != null ? view.arena() : null, view != null ? view.scope() : null);
+                lent.add(lease);
                 lentBytes += length;
+                if (view != null) {
+                    Loans.register(view.scope(), lease);
+                }
                 return carrier;
             }
         }
@@ -218,10 +243,15 @@ final class LargeBufferPool {
         while ((carrier = lend(length, size)) == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || lent.isEmpty()) {
-                if (DEBUG2) {
-                    System.err.println("pool gc: no fit for " + length + " after " + (System.nanoTime() - now) / 1000
+                if (DEBUG2 || log.isDebugEnabled()) {
+                    String outcome = "no fit for " + length + " after " + (System.nanoTime() - now) / 1000
                             + " us, lent " + (lentBefore >> 20) + " -> " + (lentBytes >> 20) + " MiB, interval "
-                            + gcInterval / 1000 + " us, " + stats());
+                            + gcInterval / 1000 + " us, " + stats();
+                    if (DEBUG2) {
+                        log.info("receive buffer pool collection: {}", outcome);
+                    } else {
+                        log.debug("receive buffer pool collection: {}", outcome);
+                    }
                 }
                 if (lentBytes == lentBefore) {
                     backoffs++;
@@ -253,9 +283,34 @@ final class LargeBufferPool {
     }
 
     private void giveBack(Lease lease) {
+        if (lease.scope != null) {
+            Loans.unregister(lease.scope);
+        }
         if (lent.remove(lease)) {
             lease.region.release(lease.offset, lease.length);
             lentBytes -= lease.length;
+        }
+    }
+
+    /**
+     * The application released {@code lease} and nothing sends from it: makes its views unusable,
+     * then takes its range back. Outside the lock: closing an arena waits for every thread to reach
+     * a safe point.
+     */
+    private void returnEarly(Lease lease) {
+        Loans.unregister(lease.scope);
+        if (!Loans.close(lease.arena)) {
+            // Another thread is using a view at this very moment: the garbage collector returns the
+            // range once nothing refers to it, as for any range not released.
+            log.debug("a released receive buffer is in use by another thread; it returns when unreachable");
+            return;
+        }
+        lease.clear();
+        synchronized (this) {
+            if (lent.contains(lease)) {
+                released++;
+            }
+            giveBack(lease);
         }
     }
 
@@ -323,17 +378,81 @@ final class LargeBufferPool {
         }
     }
 
-    /** A lent range: comes back when its carrier is unreachable. */
-    private static final class Lease extends PhantomReference<ByteBuffer> {
+    /**
+     * A lent range: comes back when its carrier is unreachable, or earlier when the application
+     * releases it ({@link Loans}) and no send refers to it. Its state is guarded by the pool.
+     */
+    private final class Lease extends PhantomReference<ByteBuffer> implements Loans.Loan {
         final Region region;
         final int offset;
         final int length;
+        /**
+         * The carrier's arena and scope; null where views cannot be closed (then no early return).
+         * Never the carrier itself: the lease must not keep it reachable.
+         */
+        final AutoCloseable arena;
+        final Object scope;
+        /** Sends whose frames refer to the memory now. */
+        private int pins;
+        private boolean released;
+        private boolean afterSend;
 
-        Lease(ByteBuffer carrier, Region region, int offset, int length, ReferenceQueue<ByteBuffer> queue) {
+        Lease(ByteBuffer carrier, Region region, int offset, int length, ReferenceQueue<ByteBuffer> queue,
+              AutoCloseable arena, Object scope) {
             super(carrier, queue);
             this.region = region;
             this.offset = offset;
             this.length = length;
+            this.arena = arena;
+            this.scope = scope;
+        }
+
+        @Override
+        public boolean pin() {
+            synchronized (LargeBufferPool.this) {
+                if (released) {
+                    return false;
+                }
+                pins++;
+                return true;
+            }
+        }
+
+        @Override
+        public void unpin() {
+            synchronized (LargeBufferPool.this) {
+                if (--pins > 0 || !afterSend && !released) {
+                    return;
+                }
+                released = true;
+            }
+            returnEarly(this);
+        }
+
+        @Override
+        public boolean release() {
+            synchronized (LargeBufferPool.this) {
+                if (released) {
+                    return false;
+                }
+                released = true;
+                if (pins > 0) {
+                    return true; // the last unpin returns it
+                }
+            }
+            returnEarly(this);
+            return true;
+        }
+
+        @Override
+        public boolean releaseAfterSend() {
+            synchronized (LargeBufferPool.this) {
+                if (released) {
+                    return false;
+                }
+                afterSend = true;
+                return true;
+            }
         }
     }
 }

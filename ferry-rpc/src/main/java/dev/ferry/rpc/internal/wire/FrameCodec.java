@@ -133,6 +133,9 @@ public final class FrameCodec {
         }
         List<BufferObject> buffers = message.payload().outOfBand();
         ByteBuffer[] referred = new ByteBuffer[buffers.size()];
+        // Received memory the frame reads (Loans): pinned until copied or, when referred to,
+        // until the frame is written, so that a release meanwhile cannot hand it to another message.
+        Loans.Loan[] pinned = null;
         SharedBuffers.Range[] placed = shared != null && !buffers.isEmpty()
                 ? new SharedBuffers.Range[referred.length] : null;
         long copied = size + 4;
@@ -141,6 +144,14 @@ public final class FrameCodec {
         try {
             for (int i = 0; i < referred.length; i++) {
                 BufferObject buffer = buffers.get(i);
+                ByteBuffer lent = BufferSources.byteBufferOf(buffer);
+                Loans.Loan loan = lent != null ? Loans.pinForSend(lent) : null;
+                if (loan != null) {
+                    if (pinned == null) {
+                        pinned = new Loans.Loan[referred.length];
+                    }
+                    pinned[i] = loan;
+                }
                 if (placed != null && buffer.totalBytes() >= shared.minBytes()
                         && (placed[i] = shared.take(buffer.totalBytes())) != null) {
                     copyInto(buffer, placed[i].memory());
@@ -156,7 +167,7 @@ public final class FrameCodec {
                 }
             }
             out = largeBuffers != null && copied > Chunks.CHUNK_BYTES
-                    ? Unpooled.wrappedBuffer(largeBuffers.apply((int) copied)).clear()
+                    ? wrapOwned(largeBuffers.apply((int) copied)).clear()
                     : alloc.directBuffer((int) copied);
             out.writeInt((int) size);
             out.writeByte(VERSION);
@@ -193,10 +204,17 @@ public final class FrameCodec {
                 }
                 byte order = BufferSources.orderByte(source);
                 frame.addComponent(true, out.retainedSlice(pieceStart, out.writerIndex() - pieceStart));
-                frame.addComponent(true, Unpooled.wrappedBuffer(source.duplicate()));
+                Loans.Loan loan = pinned != null ? pinned[i] : null;
+                if (loan != null) {
+                    pinned[i] = null; // the component unpins it once the frame is written
+                    frame.addComponent(true, new LoanedByteBuf(source.duplicate(), loan::unpin));
+                } else {
+                    frame.addComponent(true, Unpooled.wrappedBuffer(source.duplicate()));
+                }
                 pieceStart = out.writerIndex();
                 out.writeByte(order);
             }
+            unpin(pinned); // what is left was copied
             if (frame == null) {
                 return out;
             }
@@ -204,6 +222,7 @@ public final class FrameCodec {
             out.release();
             return frame;
         } catch (RuntimeException e) {
+            unpin(pinned);
             if (out != null) {
                 out.release();
             }
@@ -219,6 +238,27 @@ public final class FrameCodec {
             }
             throw e;
         }
+    }
+
+    private static void unpin(Loans.Loan[] pinned) {
+        if (pinned == null) {
+            return;
+        }
+        for (int i = 0; i < pinned.length; i++) {
+            if (pinned[i] != null) {
+                pinned[i].unpin();
+                pinned[i] = null;
+            }
+        }
+    }
+
+    /**
+     * Wraps a buffer the frame alone will use: memory lent by a receive pool goes back as soon as
+     * Netty is done with the frame, without waiting for the garbage collector.
+     */
+    private static ByteBuf wrapOwned(ByteBuffer buffer) {
+        Loans.Loan loan = Loans.find(buffer);
+        return loan != null ? new LoanedByteBuf(buffer, loan::release) : Unpooled.wrappedBuffer(buffer);
     }
 
     /** Copies an out-of-band buffer's bytes (for a {@link ByteBuffer}: its bytes, then its order byte). */

@@ -1,10 +1,26 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.ReceivedBuffers;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.Loans;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import org.apache.fory.memory.MemoryBuffer;
+import org.apache.fory.serializer.BufferObject;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /** Reuse and bounds of the receive buffer pool. */
 class LargeBufferPoolTest {
@@ -73,6 +89,151 @@ class LargeBufferPoolTest {
         LargeBufferPool pool = new LargeBufferPool(0, true);
         assertThat(pool.acquire(SIZE).capacity()).isEqualTo(SIZE);
         assertThat(pool.blockBytes()).isZero();
+    }
+
+    @Test
+    void aReleasedRangeComesBackAtOnceAndItsViewsRefuseAccess() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer carrier = pool.acquire(SIZE);
+        FloatBuffer floats = carrier.duplicate().position(4).slice().asFloatBuffer();
+        floats.put(0, 1.5f);
+        assertThat(ReceivedBuffers.release(floats)).isTrue(); // any view releases the whole range
+        assertThat(pool.lentBytes()).isZero();
+        assertThatThrownBy(() -> floats.get(0)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> carrier.put(0, (byte) 1)).isInstanceOf(IllegalStateException.class);
+        assertThat(pool.stats()).contains("released=1");
+
+        ByteBuffer next = pool.acquire(SIZE); // the same memory, for another message
+        next.put(0, (byte) 7);
+        assertThat(pool.blockBytes()).isEqualTo(64L << 20);
+        // A stale view neither releases nor touches the memory's next owner.
+        assertThat(ReceivedBuffers.release(carrier)).isFalse();
+        assertThat(pool.lentBytes()).isEqualTo(SIZE);
+        assertThat(next.get(0)).isEqualTo((byte) 7);
+    }
+
+    @Test
+    void releasingTwiceOrReleasingForeignBuffersIsANoOp() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer carrier = pool.acquire(SIZE);
+        assertThat(ReceivedBuffers.release(carrier)).isTrue();
+        assertThat(ReceivedBuffers.release(carrier)).isFalse();
+        ByteBuffer own = ByteBuffer.allocateDirect(SIZE);
+        assertThat(ReceivedBuffers.release(own)).isFalse();
+        assertThat(ReceivedBuffers.release(ByteBuffer.allocate(16))).isFalse();
+        own.put(0, (byte) 3); // untouched
+        assertThat(own.get(0)).isEqualTo((byte) 3);
+        assertThat(pool.lentBytes()).isZero();
+    }
+
+    @Test
+    void aPinnedRangeComesBackOnlyWhenTheSendIsDone() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer carrier = pool.acquire(SIZE);
+        carrier.put(0, (byte) 9);
+        Loans.Loan sending = Loans.pinForSend(carrier);
+        assertThat(sending).isNotNull();
+        assertThat(ReceivedBuffers.release(carrier)).isTrue();
+        // Still being written: the memory is not lent to anyone else yet.
+        assertThat(pool.lentBytes()).isEqualTo(SIZE);
+        ByteBuffer other = pool.acquire(SIZE);
+        assertThat(pool.lentBytes()).isEqualTo(2L * SIZE);
+        other.put(0, (byte) 1);
+        assertThat(carrier.get(0)).isEqualTo((byte) 9);
+        assertThatThrownBy(() -> Loans.pinForSend(carrier)).isInstanceOf(RpcException.class)
+                .hasMessageContaining("release");
+        sending.unpin();
+        assertThat(pool.lentBytes()).isEqualTo(SIZE);
+        assertThatThrownBy(() -> carrier.get(0)).isInstanceOf(IllegalStateException.class);
+        assertThatThrownBy(() -> Loans.pinForSend(carrier)).isInstanceOf(RpcException.class);
+    }
+
+    @Test
+    void releaseAfterSendReturnsTheRangeWhenTheNextSendIsDone() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer carrier = pool.acquire(SIZE);
+        ByteBuffer view = carrier.duplicate().position(100).slice();
+        assertThat(ReceivedBuffers.releaseAfterSend(view)).isSameAs(view);
+        assertThat(pool.lentBytes()).isEqualTo(SIZE);
+        view.put(0, (byte) 5); // usable until sent
+        Loans.Loan sending = Loans.pinForSend(view);
+        sending.unpin();
+        assertThat(pool.lentBytes()).isZero();
+        assertThatThrownBy(() -> view.get(0)).isInstanceOf(IllegalStateException.class);
+        ByteBuffer own = ByteBuffer.allocateDirect(16);
+        assertThat(ReceivedBuffers.releaseAfterSend(own)).isSameAs(own);
+        assertThat(Loans.pinForSend(own)).isNull();
+    }
+
+    @Test
+    void aFrameReferringToReceivedMemoryPinsItUntilReleased() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer received = pool.acquire(SIZE);
+        received.put(SIZE - 1, (byte) 6);
+        ByteBuf frame = FrameCodec.encode(message(new BufferObject.ByteBufferBufferObject(received)),
+                ByteBufAllocator.DEFAULT, 1L << 30);
+        assertThat(ReceivedBuffers.release(received)).isTrue(); // while the frame is not written yet
+        assertThat(pool.lentBytes()).isEqualTo(SIZE);
+        pool.acquire(SIZE).put(SIZE - 1, (byte) 1); // another message: other memory
+        assertThat(frame.getByte(frame.writerIndex() - 2)).isEqualTo((byte) 6); // then the order byte
+        frame.release(); // written
+        awaitLent(pool, SIZE); // the other message's range (unreachable now) may come back too
+        assertThatThrownBy(() -> FrameCodec.encode(message(new BufferObject.ByteBufferBufferObject(received)),
+                ByteBufAllocator.DEFAULT, 1L << 30)).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.ILLEGAL_STATE));
+    }
+
+    @Test
+    void aFrameCopiedIntoPooledMemoryGivesItBackWhenWritten() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        byte[] array = new byte[SIZE];
+        array[SIZE - 1] = 3;
+        BufferObject copied = new BufferObject() { // as Fory writes a primitive array: copied into the frame
+            @Override
+            public int totalBytes() {
+                return SIZE;
+            }
+
+            @Override
+            public void writeTo(MemoryBuffer buffer) {
+                buffer.writeBytes(array);
+            }
+
+            @Override
+            public MemoryBuffer toBuffer() {
+                return MemoryBuffer.fromByteArray(array);
+            }
+        };
+        ByteBuf frame = FrameCodec.encode(message(copied), ByteBufAllocator.DEFAULT, 1L << 30, pool::acquire);
+        ByteBuf chunk = frame.retainedSlice(0, 1 << 20); // as the queue writes a large frame
+        frame.release();
+        assertThat(pool.lentBytes()).isGreaterThanOrEqualTo(SIZE);
+        chunk.release(); // the last piece written
+        assertThat(pool.lentBytes()).isZero();
+        assertThat(pool.stats()).contains("released=1");
+    }
+
+    private static OutboundMessage message(BufferObject buffer) {
+        return new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(),
+                new EncodedPayload(new byte[] {1}, List.of(buffer)));
+    }
+
+    @Test
+    void aClearedPoolForgetsItsLoansAndTheirViewsStayUsable() {
+        assumeTrue(Loans.available());
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        ByteBuffer carrier = pool.acquire(SIZE);
+        carrier.put(0, (byte) 4);
+        pool.clear();
+        assertThat(ReceivedBuffers.release(carrier)).isFalse();
+        System.gc();
+        assertThat(carrier.get(0)).isEqualTo((byte) 4);
     }
 
     /** Bounded: the garbage collector finds the unreachable carrier within a few collections. */
