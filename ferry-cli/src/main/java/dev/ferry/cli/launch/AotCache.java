@@ -17,6 +17,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
@@ -57,6 +58,11 @@ public final class AotCache {
   /** A training marker older than this was left by a launcher that died: it no longer counts. */
   private static final Duration STALE_MARKER = Duration.ofMinutes(30);
   private static final Duration CREATE_TIMEOUT = Duration.ofMinutes(5);
+  /**
+   * Caches kept per main class and role, the most recently used first (a cache is ~40 MiB and each
+   * rebuild of a program trains a new one; a few cover checkouts or JDKs used in turn).
+   */
+  static final int KEEP_PER_PROGRAM = 3;
   /**
    * The JVM warns about every class it cannot archive (generated ones, say) and about a cache it
    * finds stale; neither is the user's business: the worker just starts less warm.
@@ -166,6 +172,7 @@ public final class AotCache {
   }
 
   private List<String> startFrom(Path cache) {
+    markUsed(cache);
     return eager
         ? List.of("-XX:AOTCache=" + cache, QUIET, "-XX:+UnlockExperimentalVMOptions", "-XX:+AOTCompileEagerly")
         : List.of("-XX:AOTCache=" + cache, QUIET);
@@ -300,12 +307,63 @@ public final class AotCache {
       }
       Files.move(partial, cache, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       log.info("AOT cache saved: {} MiB in {}", Files.size(cache) >> 20, Elapsed.format(Elapsed.since(start, System.nanoTime())));
+      prune(cache);
     } catch (IOException e) {
       log.warn("cannot save the AOT cache {}: {}", cache, e.toString());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } finally {
       deleteQuietly(partial);
+    }
+  }
+
+  /** A cache's time is its last use, so that pruning keeps the ones in use. */
+  private static void markUsed(Path cache) {
+    try {
+      Files.setLastModifiedTime(cache, FileTime.fromMillis(System.currentTimeMillis()));
+    } catch (IOException e) {
+      log.debug("cannot mark {} used: {}", cache, e.toString());
+    }
+  }
+
+  /**
+   * Deletes the caches of the same program and role as {@code kept} beyond the {@link
+   * #KEEP_PER_PROGRAM} most recently used (caches of other builds of it, which no run will use
+   * while those jars are gone). Only {@code .aot} files named like this class names them.
+   */
+  void prune(Path kept) {
+    String name = kept.getFileName().toString();
+    int dash = name.indexOf('-');
+    int role = name.lastIndexOf("-rank");
+    if (dash < 0 || role < 0) {
+      return;
+    }
+    String program = name.substring(0, dash + 1);
+    String suffix = name.substring(role);
+    try (Stream<Path> files = Files.list(dir)) {
+      List<Path> same = files
+          .filter(f -> {
+            String n = f.getFileName().toString();
+            return n.startsWith(program) && n.endsWith(suffix) && n.length() == name.length();
+          })
+          .sorted(Comparator.comparing(AotCache::lastModified).reversed())
+          .toList();
+      for (Path old : same.subList(Math.min(KEEP_PER_PROGRAM, same.size()), same.size())) {
+        if (!old.equals(kept)) {
+          log.info("dropping the AOT cache {}, unused since {}", old.getFileName(), lastModified(old));
+          deleteQuietly(old);
+        }
+      }
+    } catch (IOException e) {
+      log.debug("cannot prune AOT caches in {}: {}", dir, e.toString());
+    }
+  }
+
+  private static FileTime lastModified(Path file) {
+    try {
+      return Files.getLastModifiedTime(file);
+    } catch (IOException e) {
+      return FileTime.fromMillis(0);
     }
   }
 

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.jar.JarEntry;
 import java.util.jar.JarOutputStream;
@@ -130,5 +131,28 @@ class AotCacheTest {
   void eagerCompilationIsIgnoredOnAnotherJdk() {
     AotCache cache = AotCache.in(dir, 26).withEagerCompilation(true);
     assertThat(cache.eagerCompilation()).isFalse();
+  }
+
+  @Test
+  void savingACacheKeepsOnlyTheMostRecentlyUsedOfTheSameProgramAndRole() throws IOException {
+    AotCache cache = AotCache.in(dir);
+    long now = System.currentTimeMillis();
+    List<Path> olderBuilds = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Path old = dir.resolve("Main-" + "%016x".formatted(i) + "-rank0.aot");
+      Files.writeString(old, "old build " + i);
+      Files.setLastModifiedTime(old, java.nio.file.attribute.FileTime.fromMillis(now - (i + 1) * 60_000L));
+      olderBuilds.add(old);
+    }
+    Path otherRole = Files.writeString(dir.resolve("Main-00000000000000aa-rank1.aot"), "rank 1+");
+    Path otherProgram = Files.writeString(dir.resolve("Other-00000000000000bb-rank0.aot"), "other");
+    Path fresh = Files.writeString(dir.resolve("Main-00000000000000ff-rank0.aot"), "just saved");
+
+    cache.prune(fresh);
+
+    // the new one and the two most recently used older ones stay; other roles and programs are untouched
+    assertThat(files()).containsExactlyInAnyOrder(fresh.getFileName().toString(),
+        olderBuilds.get(0).getFileName().toString(), olderBuilds.get(1).getFileName().toString(),
+        otherRole.getFileName().toString(), otherProgram.getFileName().toString());
   }
 }
