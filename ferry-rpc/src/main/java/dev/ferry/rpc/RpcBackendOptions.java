@@ -54,6 +54,9 @@ import java.util.Objects;
  *       before a sending thread waits for the peer to read</td></tr>
  *   <tr><td>sendQueueTimeout</td><td>60 s</td><td>how long a send waits for room; then it fails with
  *       {@code TIMEOUT}. Transport threads never wait</td></tr>
+ *   <tr><td>closeTimeout</td><td>10 s</td><td>how long closing a connection gracefully (shutdown, a peer
+ *       that leaves) waits for what is queued to be written and for the peer to close its end; then the
+ *       connection is closed at once and what was not written fails with {@code TIMEOUT}. 0: at once</td></tr>
  *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet finished above which this
  *       worker stops reading from the connection that brought the last one (resumes below half)</td></tr>
  *   <tr><td>maxQueuedRequestBytes</td><td>256 MiB</td><td>the same limit counted in payload bytes</td></tr>
@@ -143,6 +146,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final String hostId;
     private final long sendQueueBytes;
     private final Duration sendQueueTimeout;
+    private final Duration closeTimeout;
     private final int maxQueuedRequests;
     private final long maxQueuedRequestBytes;
     private final Duration spinTime;
@@ -159,6 +163,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.hostId = b.hostId;
         this.sendQueueBytes = b.sendQueueBytes;
         this.sendQueueTimeout = b.sendQueueTimeout;
+        this.closeTimeout = b.closeTimeout;
         this.maxQueuedRequests = b.maxQueuedRequests;
         this.maxQueuedRequestBytes = b.maxQueuedRequestBytes;
         this.initMethod = b.initMethod;
@@ -272,6 +277,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return sendQueueTimeout;
     }
 
+    /** Bound of a graceful connection close (see the table above). */
+    public Duration closeTimeout() {
+        return closeTimeout;
+    }
+
     public int maxQueuedRequests() {
         return maxQueuedRequests;
     }
@@ -328,6 +338,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private String hostId;
         private long sendQueueBytes = 64L << 20;
         private Duration sendQueueTimeout = DEFAULT_RPC_TIMEOUT;
+        private Duration closeTimeout = Duration.ofSeconds(10);
         private int maxQueuedRequests = 1024;
         private long maxQueuedRequestBytes = 256L << 20;
         private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
@@ -358,6 +369,7 @@ public final class RpcBackendOptions implements BackendOptions {
             hostId = o.hostId;
             sendQueueBytes = o.sendQueueBytes;
             sendQueueTimeout = o.sendQueueTimeout;
+            closeTimeout = o.closeTimeout;
             maxQueuedRequests = o.maxQueuedRequests;
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             spinTime = o.spinTime;
@@ -506,6 +518,12 @@ public final class RpcBackendOptions implements BackendOptions {
 
         public Builder sendQueueTimeout(Duration value) {
             this.sendQueueTimeout = requireNotNegative(value, "sendQueueTimeout");
+            return this;
+        }
+
+        /** Bound of a graceful connection close; 0 closes at once (see the table above). */
+        public Builder closeTimeout(Duration value) {
+            this.closeTimeout = requireNotNegative(value, "closeTimeout");
             return this;
         }
 

@@ -42,6 +42,17 @@ class RpcBackendOptionsTest {
     }
 
     @Test
+    void theCloseTimeoutBoundsAGracefulCloseAndIsKeptByToBuilder() {
+        assertThat(RpcBackendOptions.defaults().closeTimeout()).isEqualTo(Duration.ofSeconds(10));
+        RpcBackendOptions options = RpcBackendOptions.builder().closeTimeout(Duration.ofMillis(250)).build();
+        assertThat(options.closeTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(options.toBuilder().build().closeTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(RpcBackendOptions.builder().closeTimeout(Duration.ZERO).build().closeTimeout()).isZero();
+        assertThatThrownBy(() -> RpcBackendOptions.builder().closeTimeout(Duration.ofSeconds(-1)))
+                .isInstanceOf(RpcException.class).hasMessageContaining("closeTimeout must not be negative");
+    }
+
+    @Test
     void theCpuMapsToItself() {
         RpcBackendOptions options = RpcBackendOptions.builder()
                 .setDeviceMap("worker1", Map.of("cpu", "cpu"))
