@@ -85,7 +85,8 @@ public final class RpcAgents {
                     + " (ranks are 0 to " + (joined.worldSize() - 1) + ")");
         }
         // Every worker of a group must use the same keys, so unlike PyTorch (one worker per
-        // process) there is no per-process counter here; a file:// store must be fresh per group.
+        // process) there is no per-process counter here; a file:// store must be fresh per group (the
+        // last worker to leave deletes it; a crashed group leaves it behind).
         Store store = new PrefixStore("rpc", joined.store());
         try {
             return BackendRegistry.initBackend(backend, store, name, joined.rank(), joined.worldSize(), options);

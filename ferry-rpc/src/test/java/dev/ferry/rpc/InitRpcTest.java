@@ -66,9 +66,12 @@ class InitRpcTest {
             RpcAgent alice = (RpcAgent) results.get(0);
             assertThat(alice.rpcSync("bob", Ops::whoAmI)).isEqualTo("bob");
             assertThat(alice.getWorkerInfos()).extracting(WorkerInfo::name).containsExactly("alice", "bob");
+            assertThat(dir.resolve("group")).exists();
         } finally {
             shutdownAll(results);
         }
+        // as c10d's FileStore(path, world_size): the last worker to leave deletes the file
+        assertThat(dir.resolve("group")).doesNotExist();
     }
 
     @Test

@@ -5,12 +5,16 @@ import dev.ferry.rpc.internal.store.Deadline;
 import dev.ferry.rpc.internal.store.FileStoreLog;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import dev.ferry.rpc.internal.store.StoreSemantics;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A {@link Store} kept in a file that several processes open at once, typically on a shared file
@@ -28,23 +32,51 @@ import java.util.concurrent.TimeUnit;
  * <p>With no server to park on, blocking calls poll the file, backing off from 1 ms to 50 ms; a
  * change made by another FileStore in the same JVM wakes them at once.
  *
- * <p>The file is a log that only grows and is never deleted by Ferry: use a fresh path per job,
- * since keys left by an earlier run would be seen by the next one. A file that is not a Ferry
- * FileStore, or whose last record was cut short by a crash, is reported as PROTOCOL_ERROR.
+ * <p>The file is a log that only grows. Opened with a number of workers (as {@code file://}
+ * rendezvous does, with the world size), the file is deleted when that many stores on it have been
+ * closed, as c10d's {@code FileStore(path, numWorkers)} does: each close counts itself in the file
+ * (key {@value #CLOSED_KEY}) and the last one removes it, so the next job on the same path starts
+ * empty. Opened without, it is never deleted: use a fresh path per job, since keys left by an
+ * earlier run would be seen by the next one. A file that is not a Ferry FileStore, or whose last
+ * record was cut short by a crash, is reported as PROTOCOL_ERROR.
  *
  * <p>This class is thread-safe, and safe to use from several processes on one file.
  */
 public final class FileStore implements Store {
     /** c10d's default store timeout. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(300);
+    private static final Logger log = LoggerFactory.getLogger(FileStore.class);
     private static final long MAX_POLL_MILLIS = 50;
+
+    /** The counter of stores closed on this file, when it is opened for a number of workers. */
+    public static final String CLOSED_KEY = "__ferry_filestore_closed__";
 
     private final FileStoreLog file;
     private final Duration timeout;
+    /** Stores whose closes delete the file (0: never); shared with the views of this store. */
+    private final int numWorkers;
+    private final AtomicBoolean closed;
 
-    private FileStore(FileStoreLog file, Duration timeout) {
+    private FileStore(FileStoreLog file, Duration timeout, int numWorkers, AtomicBoolean closed) {
         this.file = file;
         this.timeout = timeout;
+        this.numWorkers = numWorkers;
+        this.closed = closed;
+    }
+
+    /**
+     * Opens the store file at {@code path} for {@code numWorkers} workers: once that many stores
+     * on the file have been closed, the last close deletes it (see above).
+     *
+     * @throws RpcException INVALID_ARGUMENT if the file cannot be opened or created, or
+     *                      {@code numWorkers} is below 1
+     */
+    public static FileStore open(Path path, Duration timeout, int numWorkers) {
+        Objects.requireNonNull(path, "path");
+        if (numWorkers < 1) {
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "numWorkers must be at least 1, got " + numWorkers);
+        }
+        return new FileStore(FileStoreLog.open(path), StoreArguments.timeout(timeout), numWorkers, new AtomicBoolean());
     }
 
     /**
@@ -55,7 +87,7 @@ public final class FileStore implements Store {
      */
     public static FileStore open(Path path, Duration timeout) {
         Objects.requireNonNull(path, "path");
-        return new FileStore(FileStoreLog.open(path), StoreArguments.timeout(timeout));
+        return new FileStore(FileStoreLog.open(path), StoreArguments.timeout(timeout), 0, new AtomicBoolean());
     }
 
     /** Opens the store file at {@code path} with {@link #DEFAULT_TIMEOUT}. */
@@ -138,12 +170,30 @@ public final class FileStore implements Store {
 
     @Override
     public FileStore withTimeout(Duration timeout) {
-        return new FileStore(file, StoreArguments.timeout(timeout));
+        return new FileStore(file, StoreArguments.timeout(timeout), numWorkers, closed);
     }
 
-    /** Closes the file; blocked calls on this store and its views fail with SHUTDOWN. Idempotent. */
+    /**
+     * Closes the file; blocked calls on this store and its views fail with SHUTDOWN. Idempotent.
+     * Opened for a number of workers, counts this store as closed first and deletes the file if it
+     * is the last (failures to do so are logged; the file then stays, as without a count).
+     */
     @Override
     public void close() {
+        if (numWorkers > 0 && closed.compareAndSet(false, true)) {
+            try {
+                file.locked(timeout, f -> {
+                    long closedStores = StoreSemantics.add(CLOSED_KEY, f.get(CLOSED_KEY), 1);
+                    f.put(CLOSED_KEY, StoreSemantics.encodeCounter(closedStores));
+                    if (closedStores >= numWorkers) {
+                        Files.deleteIfExists(file.path());
+                    }
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                log.warn("cannot count the close of {} (the file stays): {}", file.path(), e.toString());
+            }
+        }
         file.close();
     }
 

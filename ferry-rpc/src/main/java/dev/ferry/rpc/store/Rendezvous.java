@@ -129,7 +129,8 @@ public final class Rendezvous {
                 int r = settings.resolve("rank", rank, url, null);
                 int n = settings.resolve("world_size", worldSize, url, null);
                 settings.checkRank(r, n);
-                yield FileStore.open(Path.of(url.path()), timeout);
+                // deleted once every worker has closed it, as c10d's FileStore(path, world_size)
+                yield FileStore.open(Path.of(url.path()), timeout, n);
             }
             default -> throw new IllegalStateException("InitMethodUrl accepted scheme " + url.scheme());
         };

@@ -65,6 +65,32 @@ class FileStoreTest {
     }
 
     @Test
+    void openedForNWorkersTheFileIsDeletedWhenTheLastOfThemCloses() {
+        Path file = dir.resolve("job");
+        FileStore first = FileStore.open(file, LONG, 3);
+        FileStore second = FileStore.open(file, LONG, 3);
+        FileStore third = FileStore.open(file, LONG, 3);
+        first.set("k", new byte[] {1});
+
+        first.close();
+        first.close(); // idempotent: counts once
+        first.withTimeout(Duration.ofSeconds(1)).close(); // a view of a closed store does not count again
+        second.close();
+        assertThat(file).exists();
+        assertThat(third.get("k")).containsExactly(1); // still usable by the worker that has not closed
+        third.close();
+        assertThat(file).doesNotExist();
+
+        // the next job on the same path starts empty
+        try (FileStore next = FileStore.open(file, LONG, 1)) {
+            assertThat(next.check(java.util.List.of("k"))).isFalse();
+        }
+        assertThat(file).doesNotExist();
+        assertThatThrownBy(() -> FileStore.open(file, LONG, 0)).isInstanceOf(RpcException.class)
+                .hasMessageContaining("numWorkers must be at least 1");
+    }
+
+    @Test
     void dataOutlivesTheStoreThatWroteIt() {
         Path file = dir.resolve("persist");
         try (FileStore store = FileStore.open(file, LONG)) {
