@@ -15,8 +15,10 @@ import java.util.function.Consumer;
 
 /**
  * The first handler of a connection: splits the bytes read into units (4-byte length, then a whole
- * frame or a chunk, {@link Chunks}) and feeds them to a {@link FrameAssembler}. Reads are composed,
- * not copied, until a unit is complete; the data of a chunk goes straight to its frame's buffer.
+ * frame or a chunk, {@link Chunks}) and feeds them to a {@link FrameAssembler}. Whole units are
+ * parsed where they were read; only a unit split between reads is kept, copied if short
+ * ({@link #MERGE_LIMIT}) and composed if long; the data of a chunk goes straight to its frame's
+ * buffer.
  *
  * <p>When the next bytes of the connection are known to be chunk data and nothing is buffered,
  * {@link #directTarget} gives the read loop ({@link DirectReadAllocator}) a buffer over the frame's
@@ -38,7 +40,15 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private final long unitLimit;
     private final Consumer<InboundMessage> deliver;
     private final BulkControl control;
-    private CompositeByteBuf cumulation;
+    /**
+     * A kept unit at most this long is copied together from its reads; a longer one is composed. Small
+     * calls then never meet a composite buffer, and the read path stays short for the JIT.
+     */
+    static final int MERGE_LIMIT = 64 << 10;
+    private static final int MIN_CUMULATION = 256;
+
+    /** The start of an incomplete unit (copied, or composed if long), or null. */
+    private ByteBuf cumulation;
     private ByteBuf issued;
     private boolean failed;
 
@@ -83,13 +93,31 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
                 issued = null;
                 int length = in.readableBytes();
                 in.release();
+                in = null;
                 emit(assembler.advance(length));
                 return;
             }
-            cumulate(ctx.alloc(), in);
-            readUnits();
+            if (cumulation != null) {
+                ByteBuf rest = in;
+                in = null;
+                rest = complete(ctx.alloc(), rest);
+                if (rest == null) {
+                    return;
+                }
+                in = rest;
+            }
+            readUnits(in);
+            if (in.isReadable()) {
+                keep(ctx.alloc(), in);
+            } else {
+                in.release();
+            }
+            in = null;
         } catch (RuntimeException e) {
             failed = true;
+            if (in != null) {
+                in.release();
+            }
             releaseCumulation();
             throw e;
         }
@@ -106,79 +134,142 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
         ctx.fireChannelInactive();
     }
 
-    private void cumulate(ByteBufAllocator alloc, ByteBuf in) {
-        if (cumulation == null) {
-            cumulation = alloc.compositeBuffer(Integer.MAX_VALUE);
+    /**
+     * Keeps the start of an incomplete unit that ends a read. A small unit is copied into a buffer
+     * of its own, so that whole units are always parsed from one contiguous buffer; a large one is
+     * composed instead, its reads not copied.
+     */
+    private void keep(ByteBufAllocator alloc, ByteBuf in) {
+        int needed = unitBytes(in);
+        if (needed > MERGE_LIMIT) {
+            CompositeByteBuf composite = alloc.compositeBuffer(Integer.MAX_VALUE);
+            composite.addComponent(true, in);
+            cumulation = composite;
+            return;
         }
-        cumulation.addComponent(true, in);
+        cumulation = alloc.buffer(Math.max(needed, MIN_CUMULATION)).writeBytes(in);
+        in.release();
     }
 
-    private void readUnits() {
-        CompositeByteBuf buf = cumulation;
+    /**
+     * Feeds the kept start of a unit from {@code in}: copies just the bytes that complete it, parses
+     * it, and returns what is left of {@code in} (null if nothing is: {@code in} was consumed and
+     * released, or kept).
+     */
+    private ByteBuf complete(ByteBufAllocator alloc, ByteBuf in) {
+        if (cumulation instanceof CompositeByteBuf composite) {
+            composite.addComponent(true, in);
+            readUnits(composite);
+            if (!composite.isReadable()) {
+                releaseCumulation();
+            } else if (unitBytes(composite) <= MERGE_LIMIT) {
+                ByteBuf copy = alloc.buffer(Math.max(unitBytes(composite), MIN_CUMULATION)).writeBytes(composite);
+                releaseCumulation();
+                cumulation = copy;
+            } else {
+                composite.discardReadComponents();
+            }
+            return null;
+        }
+        try {
+            int missing;
+            while ((missing = unitBytes(cumulation) - cumulation.readableBytes()) > 0) {
+                if (!in.isReadable()) {
+                    in.release();
+                    return null;
+                }
+                if (cumulation.readableBytes() + missing > MERGE_LIMIT) {
+                    CompositeByteBuf composite = alloc.compositeBuffer(Integer.MAX_VALUE);
+                    composite.addComponent(true, cumulation);
+                    cumulation = composite;
+                    return complete(alloc, in);
+                }
+                cumulation.writeBytes(in, Math.min(missing, in.readableBytes()));
+            }
+        } catch (RuntimeException e) {
+            in.release();
+            throw e;
+        }
+        try {
+            readUnits(cumulation);
+        } catch (RuntimeException e) {
+            in.release();
+            throw e;
+        }
+        releaseCumulation();
+        if (in.isReadable()) {
+            return in;
+        }
+        in.release();
+        return null;
+    }
+
+    /**
+     * How many bytes, from the reader index, the next unit occupies (for a chunk, its header only):
+     * 4 or 5 while its length or kind is not yet readable. Throws on a length over the limit.
+     */
+    private int unitBytes(ByteBuf buf) {
+        int readable = buf.readableBytes();
+        if (readable < 4) {
+            return 4;
+        }
+        int at = buf.readerIndex();
+        long length = buf.getUnsignedInt(at);
+        if (length < 1 || length > unitLimit) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unit of " + length
+                    + " bytes exceeds the limit of " + unitLimit + " bytes (or is empty)");
+        }
+        if (readable < 5) {
+            return 5;
+        }
+        int marker = buf.getUnsignedByte(at + 4);
+        if (marker == Chunks.MARKER) {
+            return Chunks.HEADER_BYTES;
+        }
+        if (marker == BulkUnits.SPREAD) {
+            return BulkUnits.SPREAD_HEADER_BYTES;
+        }
+        if (BulkUnits.isBulkMarker(marker) && length > BulkUnits.CONTROL_MAX_BYTES) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk-connection unit of " + length
+                    + " bytes is too long");
+        }
+        return (int) (4 + length);
+    }
+
+    /** Parses every whole unit in {@code buf} and feeds chunk data on; leaves an incomplete unit unread. */
+    private void readUnits(ByteBuf buf) {
         while (buf.isReadable()) {
             if (assembler.inChunk()) {
                 emit(assembler.append(buf));
                 continue;
             }
-            int readable = buf.readableBytes();
-            if (readable < 4) {
+            int needed = unitBytes(buf);
+            if (buf.readableBytes() < needed) {
                 break;
             }
             int at = buf.readerIndex();
-            long length = buf.getUnsignedInt(at);
-            if (length < 1 || length > unitLimit) {
-                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unit of " + length
-                        + " bytes exceeds the limit of " + unitLimit + " bytes (or is empty)");
-            }
-            if (readable < 5) {
-                break;
-            }
+            int length = (int) buf.getUnsignedInt(at);
             int marker = buf.getUnsignedByte(at + 4);
             if (marker == Chunks.MARKER) {
-                if (readable < Chunks.HEADER_BYTES) {
-                    break;
-                }
                 buf.skipBytes(4);
-                assembler.startChunk(buf.readSlice(Chunks.OVERHEAD), (int) length - Chunks.OVERHEAD);
+                assembler.startChunk(buf.readSlice(Chunks.OVERHEAD), length - Chunks.OVERHEAD);
                 control.largeArriving();
-                continue;
-            }
-            if (marker == BulkUnits.SPREAD) {
-                if (readable < BulkUnits.SPREAD_HEADER_BYTES) {
-                    break;
-                }
+            } else if (marker == BulkUnits.SPREAD) {
                 buf.skipBytes(4);
                 assembler.startSpreadChunk(buf.readSlice(BulkUnits.SPREAD_OVERHEAD),
-                        (int) length - BulkUnits.SPREAD_OVERHEAD);
-                continue;
-            }
-            if (BulkUnits.isBulkMarker(marker)) {
-                if (length > BulkUnits.CONTROL_MAX_BYTES) {
-                    throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk-connection unit of " + length
-                            + " bytes is too long");
-                }
-                if (readable < 4 + length) {
-                    break;
-                }
+                        length - BulkUnits.SPREAD_OVERHEAD);
+            } else if (BulkUnits.isBulkMarker(marker)) {
                 buf.skipBytes(5);
-                control(marker, buf.readSlice((int) length - 1));
-                continue;
+                control(marker, buf.readSlice(length - 1));
+            } else {
+                buf.skipBytes(4);
+                ByteBuf unit = buf.readRetainedSlice(length);
+                try {
+                    emit(assembler.readFrame(unit));
+                } finally {
+                    unit.release();
+                }
             }
-            if (readable < 4 + length) {
-                break;
-            }
-            buf.skipBytes(4);
-            ByteBuf unit = buf.readRetainedSlice((int) length);
-            try {
-                emit(assembler.readFrame(unit));
-            } finally {
-                unit.release();
-            }
-        }
-        if (!buf.isReadable()) {
-            releaseCumulation();
-        } else {
-            buf.discardReadComponents();
         }
     }
 

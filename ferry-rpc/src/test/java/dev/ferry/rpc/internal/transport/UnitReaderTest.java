@@ -57,6 +57,53 @@ class UnitReaderTest {
     }
 
     @Test
+    void wholeFramesOfEverySizeSurviveAnySplitAndEveryReadIsReleased() {
+        // Sizes on both sides of UnitReader.MERGE_LIMIT: a short unit split between reads is copied
+        // together, a long one composed, and the reader switches between the two.
+        int[] sizes = {10, 5_000, UnitReader.MERGE_LIMIT - 60, UnitReader.MERGE_LIMIT + 1, 900_000, 3};
+        ByteBuf stream = Unpooled.buffer();
+        for (int i = 0; i < 3 * sizes.length; i++) {
+            ByteBuf frame = frameWithPrefix(i + 1, sizes[i % sizes.length]);
+            stream.writeBytes(frame);
+            frame.release();
+        }
+        for (long seed = 0; seed < 8; seed++) {
+            List<InboundMessage> got = feed(stream.duplicate(), new SplittableRandom(seed));
+            assertThat(got).extracting(InboundMessage::id).containsExactly(
+                    java.util.stream.LongStream.rangeClosed(1, 3 * sizes.length).boxed().toArray(Long[]::new));
+            for (InboundMessage message : got) {
+                long id = message.id();
+                ByteBuffer data = message.outOfBand().get(0);
+                int size = sizes[(int) (id - 1) % sizes.length];
+                assertThat(data.remaining()).isEqualTo(size + 1);
+                for (int i = 0; i < size; i += 31) {
+                    assertThat(data.get(data.position() + i)).isEqualTo((byte) (i * id));
+                }
+            }
+            assertThat(stream.refCnt()).as("every read released").isEqualTo(1);
+        }
+        stream.release();
+    }
+
+    @Test
+    void aBadLengthAfterAKeptUnitFailsTheConnectionAndReleasesWhatItHeld() {
+        List<InboundMessage> got = new ArrayList<>();
+        EmbeddedChannel channel = channel(got);
+        ByteBuf good = frameWithPrefix(7, 100);
+        ByteBuf first = good.readRetainedSlice(50);
+        ByteBuf rest = Unpooled.buffer().writeBytes(good).writeBytes(new byte[] {0x7f, -1, -1, -1, 0});
+        channel.writeInbound(first);
+        assertThatThrownBy(() -> channel.writeInbound(rest))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
+        assertThat(got).extracting(InboundMessage::id).containsExactly(7L);
+        assertThat(rest.refCnt()).isZero();
+        channel.finishAndReleaseAll();
+        assertThat(good.refCnt()).isEqualTo(1);
+        good.release();
+    }
+
+    @Test
     void anOversizedUnitIsRefusedAsSoonAsItsLengthIsRead() {
         EmbeddedChannel channel = channel(new ArrayList<>());
         assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x7f, -1, -1, -1})))
