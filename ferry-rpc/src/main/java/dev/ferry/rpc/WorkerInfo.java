@@ -12,6 +12,18 @@ public record WorkerInfo(String name, int id) implements Serializable {
         Objects.requireNonNull(name, "name");
     }
 
+    // Written out: a record's generated equals and hashCode link method handles on first use,
+    // which spins classes and feeds the JIT while the worker starts.
+    @Override
+    public boolean equals(Object other) {
+        return other instanceof WorkerInfo that && id == that.id && name.equals(that.name);
+    }
+
+    @Override
+    public int hashCode() {
+        return 31 * name.hashCode() + id;
+    }
+
     @Override
     public String toString() {
         return "WorkerInfo(id=" + id + ", name=" + name + ")";

@@ -119,8 +119,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
                 options.outOfBandThreshold(),
-                registry -> registry.register(RRef.class, WireTypes.RREF_ID,
-                        resolver -> new RRefSerializer(resolver.getConfig())),
+                registry -> {
+                    Hello.register(registry);
+                    registry.register(RRef.class, WireTypes.RREF_ID, resolver -> new RRefSerializer(resolver.getConfig()));
+                },
                 rrefs, options.maxMessageBytes());
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.

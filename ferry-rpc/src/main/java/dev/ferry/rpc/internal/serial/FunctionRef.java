@@ -124,6 +124,17 @@ public final class FunctionRef {
 
     /** Identifies a method independent of captured values; used to cache resolutions. */
     public record MethodKey(String className, String methodName, String descriptor, int kind) {
+        // Written out for the reason WorkerInfo gives: the generated ones link method handles.
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof MethodKey that && kind == that.kind && className.equals(that.className)
+                    && methodName.equals(that.methodName) && descriptor.equals(that.descriptor);
+        }
+
+        @Override
+        public int hashCode() {
+            return ((className.hashCode() * 31 + methodName.hashCode()) * 31 + descriptor.hashCode()) * 31 + kind;
+        }
     }
 
     /** The identity of a method and what is derived from it. */

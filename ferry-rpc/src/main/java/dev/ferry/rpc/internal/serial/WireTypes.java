@@ -15,23 +15,18 @@ public final class WireTypes {
             CallRequest.class,        // 301
             RemoteErrorInfo.class,    // 302
             RemoteErrorInfo.Frame.class, // 303
-            WorkerInfo.class,         // 304
-            helloType()               // 305
+            WorkerInfo.class          // 304
     );
     private static final int FIRST_ID = 300;
+    /**
+     * The id of the agent's connection handshake record, which the agent registers with its own
+     * serializer (the record lives with the agent; registering it there keeps packages acyclic).
+     */
+    public static final int HELLO_ID = 305;
     /** The id of {@code RRef}, whose serializer is bound to each agent's RRef context. */
     public static final int RREF_ID = 399;
 
     private WireTypes() {
-    }
-
-    /** The handshake record lives with the agent; it is looked up by name to keep packages acyclic. */
-    private static Class<?> helloType() {
-        try {
-            return Class.forName("dev.ferry.rpc.internal.agent.Hello");
-        } catch (ClassNotFoundException e) {
-            throw new ExceptionInInitializerError(e);
-        }
     }
 
     static void registerAll(TypeRegistry registry) {
