@@ -36,39 +36,59 @@ final class WireSerializers {
 
         @Override
         public void write(WriteContext write, FunctionRef value) {
-            byte[] identity = value.identityBytes();
-            write.getBuffer().writeVarUInt32(identity.length);
-            write.getBuffer().writeBytes(identity);
+            writeIdentity(write, value);
             writeValues(write, value.captured());
         }
 
         @Override
         public FunctionRef read(ReadContext read) {
+            return FunctionRef.of(readIdentity(read), readValues(read));
+        }
+
+        static void writeIdentity(WriteContext write, FunctionRef value) {
+            byte[] identity = value.identityBytes();
+            write.getBuffer().writeVarUInt32(identity.length);
+            write.getBuffer().writeBytes(identity);
+        }
+
+        static FunctionRef.Identity readIdentity(ReadContext read) {
             MemoryBuffer buffer = read.getBuffer();
-            FunctionRef.Identity identity = FunctionIdentities.SHARED.read(buffer, buffer.readVarUInt32());
-            return FunctionRef.of(identity, readValues(read));
+            return FunctionIdentities.SHARED.read(buffer, buffer.readVarUInt32());
         }
     }
 
-    /** {@code | function (as FunctionRefSerializer) | argument count (or -1 for null) | arguments |}. */
+    /** {@code | function (as FunctionRefSerializer writes it) | argument count (or -1 for null) | arguments |}. */
     static final class CallRequestSerializer extends Serializer<CallRequest> {
-        private final FunctionRefSerializer functions;
-
         CallRequestSerializer(Config config) {
             super(config, CallRequest.class, false, true);
-            this.functions = new FunctionRefSerializer(config);
         }
+
+        // The captured values and the arguments go through one loop, so that the JIT inlines
+        // Fory's writeRef/readRef (a large tree) once into these methods, not twice.
 
         @Override
         public void write(WriteContext write, CallRequest value) {
-            functions.write(write, value.function());
-            writeValues(write, value.args());
+            FunctionRef function = value.function();
+            FunctionRefSerializer.writeIdentity(write, function);
+            for (int list = 0; list < 2; list++) {
+                writeValues(write, list == 0 ? function.captured() : value.args());
+            }
         }
 
         @Override
         public CallRequest read(ReadContext read) {
-            FunctionRef function = functions.read(read);
-            return new CallRequest(function, readValues(read));
+            FunctionRef.Identity identity = FunctionRefSerializer.readIdentity(read);
+            Object[] captured = null;
+            Object[] args = null;
+            for (int list = 0; list < 2; list++) {
+                Object[] values = readValues(read);
+                if (list == 0) {
+                    captured = values;
+                } else {
+                    args = values;
+                }
+            }
+            return new CallRequest(FunctionRef.of(identity, captured), args);
         }
     }
 
