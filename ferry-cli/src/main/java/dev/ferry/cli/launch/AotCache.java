@@ -18,9 +18,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -34,7 +38,8 @@ import java.util.stream.Stream;
  * <h2>How</h2>
  * A cache is kept per <em>role</em> (rank 0, which usually drives the job, and the other ranks)
  * and per job: its key hashes the {@code java} binary and version, the JVM flags, the class path
- * (each entry's size and time, so a rebuild trains anew) and the main class. A run that finds no
+ * (each entry's size and time, so a rebuild trains anew), the main class and the workers' Ferry
+ * settings ({@code FERRY_*} variables, which choose transports and so the code that runs hot). A run that finds no
  * cache for a role records one: its rank 0 (or rank 1) runs with {@code -XX:AOTMode=record}; once
  * the group has succeeded, {@link #finishTraining} assembles the cache ({@code -XX:AOTMode=create},
  * a JVM of its own, a few seconds) and later runs start with {@code -XX:AOTCache}. A marker file
@@ -62,7 +67,9 @@ public final class AotCache {
    * Caches kept per main class and role, the most recently used first (a cache is ~40 MiB and each
    * rebuild of a program trains a new one; a few cover checkouts or JDKs used in turn).
    */
-  static final int KEEP_PER_PROGRAM = 3;
+  static final int KEEP_PER_PROGRAM = 4;
+  private static final String CACHE_DIR_VARIABLE = "FERRY_AOT_CACHE";
+  private static final String EAGER_VARIABLE = "FERRY_EAGER_JIT";
   /**
    * The JVM warns about every class it cannot archive (generated ones, say) and about a cache it
    * finds stale; neither is the user's business: the worker just starts less warm.
@@ -116,7 +123,7 @@ public final class AotCache {
 
   /** Whether {@code FERRY_EAGER_JIT} asks for {@link #withEagerCompilation eager compilation}. */
   public static boolean eagerCompilationFromEnvironment() {
-    String value = System.getenv("FERRY_EAGER_JIT");
+    String value = System.getenv(EAGER_VARIABLE);
     return value != null && (value.equals("1") || value.equalsIgnoreCase("true") || value.equalsIgnoreCase("on"));
   }
 
@@ -125,7 +132,7 @@ public final class AotCache {
    * {@code ~/.cache/ferry/aot}; empty if that variable is {@code 0} or {@code off}.
    */
   public static Optional<Path> defaultDirectory() {
-    String configured = System.getenv("FERRY_AOT_CACHE");
+    String configured = System.getenv(CACHE_DIR_VARIABLE);
     if (configured != null && !configured.isBlank()) {
       return configured.equals("0") || configured.equalsIgnoreCase("off")
           ? Optional.empty() : Optional.of(Path.of(configured));
@@ -380,6 +387,7 @@ public final class AotCache {
     spec.jvmFlags().forEach(f -> text.append(f).append('\n'));
     spec.jvmArgs().forEach(f -> text.append(f).append('\n'));
     text.append(spec.mainClass()).append('\n');
+    ferrySettings(spec).forEach((name, value) -> text.append(name).append('=').append(value).append('\n'));
     for (String entry : spec.classpath().split(File.pathSeparator)) {
       Path path = Path.of(entry);
       text.append(entry);
@@ -393,6 +401,25 @@ public final class AotCache {
     String hash = HexFormat.of().formatHex(digest.digest(text.toString().getBytes(StandardCharsets.UTF_8)));
     String main = spec.mainClass().substring(spec.mainClass().lastIndexOf('.') + 1);
     return main + "-" + hash.substring(0, 16);
+  }
+
+  /**
+   * The workers' Ferry settings ({@code FERRY_*} variables of the launcher's environment and the
+   * spec's), which pick the code a job runs hot: a cache trained over Unix sockets and shared memory
+   * has no profiles for the TCP path (W3 over TCP at 16 MiB ran at ~2 GB/s from such a cache and
+   * ~4 GB/s from one trained over TCP). Not the cache's own location, nor the eager-compilation
+   * switch, which says how to use a cache rather than what to train it on.
+   */
+  private static SortedMap<String, String> ferrySettings(WorkerGroupSpec spec) {
+    SortedMap<String, String> settings = new TreeMap<>();
+    Map<String, String> env = new HashMap<>(System.getenv());
+    env.putAll(spec.env());
+    env.forEach((name, value) -> {
+      if (name.startsWith("FERRY_") && !name.equals(CACHE_DIR_VARIABLE) && !name.equals(EAGER_VARIABLE)) {
+        settings.put(name, value);
+      }
+    });
+    return settings;
   }
 
   private static void deleteQuietly(Path path) {

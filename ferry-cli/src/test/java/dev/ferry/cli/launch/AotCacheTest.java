@@ -86,6 +86,19 @@ class AotCacheTest {
   }
 
   @Test
+  void ferrySettingsOfTheWorkersGetACacheOfTheirOwn() throws IOException {
+    AotCache cache = AotCache.in(dir);
+    Path plain = cache.cacheFile(spec(EnvEcho.class, 2).build(), 0);
+    Path overTcp = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("FERRY_UNIX_SOCKETS", "0").build(), 0);
+    Path otherVariable = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("UNRELATED_SETTING", "1").build(), 0);
+    Path eager = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("FERRY_EAGER_JIT", "1").build(), 0);
+
+    assertThat(overTcp).isNotEqualTo(plain);
+    assertThat(otherVariable).isEqualTo(plain);
+    assertThat(eager).as("eager compilation uses the same cache").isEqualTo(plain);
+  }
+
+  @Test
   void aFailedRunLeavesNoCacheAndTheNextRunTrainsAgain() throws Exception {
     assumeThat(Runtime.version().feature()).isGreaterThanOrEqualTo(AotCache.MIN_FEATURE);
     AotCache cache = AotCache.in(dir);
@@ -150,9 +163,10 @@ class AotCacheTest {
 
     cache.prune(fresh);
 
-    // the new one and the two most recently used older ones stay; other roles and programs are untouched
+    // the new one and the three most recently used older ones stay; other roles and programs are untouched
     assertThat(files()).containsExactlyInAnyOrder(fresh.getFileName().toString(),
         olderBuilds.get(0).getFileName().toString(), olderBuilds.get(1).getFileName().toString(),
+        olderBuilds.get(2).getFileName().toString(),
         otherRole.getFileName().toString(), otherProgram.getFileName().toString());
   }
 }
