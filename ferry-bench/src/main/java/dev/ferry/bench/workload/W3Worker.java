@@ -58,6 +58,9 @@ public final class W3Worker {
   /** Diagnostics only: FERRY_W3_CALLS_FACTOR=N makes N times the calls (not for reported figures). */
   private static final int CALLS_FACTOR = Integer.parseInt(System.getenv().getOrDefault("FERRY_W3_CALLS_FACTOR", "1"));
 
+  /** Diagnostics only: FERRY_W3_TRACE=1 prints every RTT, and when the timed calls ran (JVM uptime). */
+  private static final boolean TRACE = System.getenv("FERRY_W3_TRACE") != null;
+
   private W3Worker() {}
 
   /** Worker entry point, started once per rank by the driver (see {@link WorkerContext}). */
@@ -114,6 +117,7 @@ public final class W3Worker {
       release(echo(agent, t));
     }
     long[] lat = new long[n];
+    long timedFrom = TRACE ? java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() : 0;
     ByteBuffer back = null;
     for (int i = 0; i < n; i++) {
       release(back); // the previous reply, which this loop is done with (untimed)
@@ -121,8 +125,9 @@ public final class W3Worker {
       back = echo(agent, t);
       lat[i] = System.nanoTime() - s;
     }
-    if (System.getenv("FERRY_W3_TRACE") != null) {
-      StringBuilder line = new StringBuilder("W3 " + size.label() + " buffer RTTs ms:");
+    if (TRACE) {
+      StringBuilder line = new StringBuilder("W3 " + size.label() + " buffer (JVM uptime " + timedFrom + ".."
+          + java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime() + " ms) RTTs ms:");
       for (long l : lat) {
         line.append(' ').append(l / 100_000 / 10.0);
       }

@@ -38,6 +38,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -196,11 +197,32 @@ public final class NettyTransport implements Transport {
         this(settings, SharedMemory.Settings.OFF, threads);
     }
 
+    /**
+     * Initializes the classes of Netty's native write path that only large transfers reach: the
+     * gathering write's {@code IovArray} (the first message in chunks) and {@code Errors} (the first
+     * write the socket cannot take whole, at the first tensor of several MiB). Met once the JIT has
+     * compiled the write path, an unloaded class deoptimizes it, and its recompilation, with the
+     * pipeline inlined (tens of ms of a compiler thread), lands in the middle of that transfer.
+     */
+    private static void initializeWritePathClasses() {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        for (Class<?> type : new Class<?>[] {io.netty.channel.unix.Errors.class, io.netty.channel.unix.IovArray.class}) {
+            try {
+                lookup.ensureInitialized(type);
+            } catch (IllegalAccessException | RuntimeException | LinkageError e) {
+                log.debug("cannot initialize {}: {}", type.getName(), e.toString());
+            }
+        }
+    }
+
     /** A transport that, with {@code sharedMemory} enabled, also offers same-host peers a {@link SharedMemory} channel. */
     NettyTransport(Settings settings, SharedMemory.Settings sharedMemory, ThreadFactory threads) {
         this.settings = settings;
         this.sharedMemorySettings = sharedMemory;
         this.epoll = Epoll.isAvailable();
+        if (epoll) {
+            initializeWritePathClasses();
+        }
         IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory()
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU
                 ? EpollIoHandler.newFactory(0, SpinThenParkStrategy.factory(settings.spinNanos()))

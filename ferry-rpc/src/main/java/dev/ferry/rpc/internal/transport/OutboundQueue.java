@@ -13,6 +13,7 @@ import io.netty.channel.socket.DuplexChannel;
 import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -36,6 +37,14 @@ import java.util.function.Consumer;
  * water marks), and callers on ordinary threads wait, up to a limit, in {@link #awaitRoom} while
  * more than {@code limitBytes} are queued. Transport threads never wait; what they send is queued.
  *
+ * <p>Pacing of chunks: at most {@link #MAX_CHUNKS_IN_CHANNEL} chunks are in the channel (handed to
+ * it, not yet written to the socket) at once; the write of one brings the next. That keeps the
+ * channel under its high water mark, so a large message of any size goes through the same code as a
+ * message of two chunks: it never makes the channel unwritable. (A first 16 MiB message used to do
+ * that, and the JIT then compiled the writability path, inlining this queue and Netty's write path,
+ * for 60-290 ms on one of the CPUs the transfer needed; W3 over TCP at 16 MiB lost a third of its
+ * speed while it lasted.) Small frames are not counted: they go whenever the channel is writable.
+ *
  * <p>Spreading: the queue of a main connection with bulk connections ({@link BulkGroup}) cuts a
  * large unordered message, when it is its turn, into one part per lane: it sends the first part
  * itself and hands the others to the lanes' queues, which send them in spread chunks. An ordered
@@ -47,6 +56,14 @@ import java.util.function.Consumer;
 final class OutboundQueue {
     /** Large messages written in turns at once; more wait (bounds the receiver's partial frames). */
     static final int MAX_ACTIVE_LARGE = 8;
+    /**
+     * Chunks handed to the channel and not yet written, at most: enough to keep the socket busy (the
+     * next is queued as soon as one is written, inside Netty's write loop). Netty completes a write
+     * before it takes its bytes off the channel's count, so one more chunk than this is counted at
+     * that moment: with their headers that stays below the high water mark ({@link
+     * NettyTransport#WATER_MARK}, 4 MiB).
+     */
+    static final int MAX_CHUNKS_IN_CHANNEL = 2;
 
     private final Channel channel;
     /** Messages flushed together at most when senders keep the event loop's task queue full. */
@@ -66,6 +83,8 @@ final class OutboundQueue {
     private boolean outputEnded;
     private int coalesced;
     private Throwable failure;
+    /** Chunks handed to the channel whose write has not completed. */
+    private int chunksInChannel;
 
     /** Spreads large messages over bulk connections; null for none (and on the lanes themselves). */
     private final BulkGroup bulk;
@@ -137,7 +156,7 @@ final class OutboundQueue {
         boolean wrote = false;
         while (channel.isWritable()) {
             admit();
-            Pending message = active.poll();
+            Pending message = nextToWrite();
             if (message == null) {
                 break;
             }
@@ -183,6 +202,29 @@ final class OutboundQueue {
         } else {
             channel.close();
         }
+    }
+
+    /**
+     * The next active message whose turn it is and that may be written now: any, while chunks may
+     * be handed to the channel; otherwise the first whole (small) frame, or null.
+     */
+    private Pending nextToWrite() {
+        if (chunksInChannel < MAX_CHUNKS_IN_CHANNEL) {
+            return active.poll();
+        }
+        for (Iterator<Pending> it = active.iterator(); it.hasNext(); ) {
+            Pending message = it.next();
+            if (!message.large) {
+                it.remove();
+                return message;
+            }
+        }
+        return null;
+    }
+
+    /** Chunks handed to the channel and not yet written (event loop only; for tests). */
+    int chunksInChannel() {
+        return chunksInChannel;
     }
 
     /** Takes a part of a spread message to write (a lane's queue; any thread). */
@@ -327,8 +369,9 @@ final class OutboundQueue {
                     channel.voidPromise());
             ByteBuf data = message.frame.retainedSlice(message.frame.readerIndex() + 4 + at, written);
             message.offset += written;
+            chunksInChannel++;
             if (message.remaining() > 0) {
-                channel.write(data, channel.voidPromise());
+                channel.write(data).addListener(new Reported(null, true));
             } else {
                 message.frame.release();
                 channel.write(data).addListener(new PartWritten(message));
@@ -340,7 +383,7 @@ final class OutboundQueue {
         if (!message.large) {
             written = message.frame.readableBytes();
             message.offset = written;
-            channel.write(message.frame).addListener(new Reported(message.onFailure));
+            channel.write(message.frame).addListener(new Reported(message.onFailure, false));
         } else {
             if (message.stream < 0) {
                 message.stream = nextStream++ & Integer.MAX_VALUE;
@@ -350,11 +393,12 @@ final class OutboundQueue {
             channel.write(Chunks.header(channel.alloc(), message.stream, total, written), channel.voidPromise());
             ByteBuf data = message.frame.retainedSlice(message.frame.readerIndex() + 4 + (int) message.offset, written);
             message.offset += written;
+            chunksInChannel++;
             if (message.remaining() > 0) {
-                channel.write(data, channel.voidPromise());
+                channel.write(data).addListener(new Reported(null, true));
             } else {
                 message.frame.release();
-                channel.write(data).addListener(new Reported(message.onFailure));
+                channel.write(data).addListener(new Reported(message.onFailure, true));
             }
         }
         budget.add(-written);
@@ -442,7 +486,7 @@ final class OutboundQueue {
     }
 
     /** The last write of a part: a lane's part ends, a failure fails the spread message. */
-    private static final class PartWritten implements ChannelFutureListener {
+    private final class PartWritten implements ChannelFutureListener {
         private final Pending part;
 
         PartWritten(Pending part) {
@@ -451,6 +495,7 @@ final class OutboundQueue {
 
         @Override
         public void operationComplete(io.netty.channel.ChannelFuture future) {
+            chunkWritten(future);
             if (part.lanePart) {
                 part.spread.group().lanePartEnded();
             }
@@ -462,19 +507,38 @@ final class OutboundQueue {
     }
 
     /**
-     * Reports the failure of a message's last write to its sender: the reason the connection failed
-     * when there is one ({@link #failAll} runs before an abortive close), else the write's error.
+     * A chunk's write completed (or failed): another may go. Runs inside Netty's write loop, which
+     * goes on to write what this queues.
+     */
+    private void chunkWritten(ChannelFuture future) {
+        chunksInChannel--;
+        if (future.isSuccess()) {
+            drain();
+        }
+    }
+
+    /**
+     * The end of a write: for a chunk, lets the next one go ({@link #chunkWritten}); for a message's
+     * last write, reports a failure to its sender: the reason the connection failed when there is
+     * one ({@link #failAll} runs before an abortive close), else the write's error. One class for
+     * both, so that the listener call in Netty's write path sees one type whatever the sizes sent.
      */
     private final class Reported implements ChannelFutureListener {
+        /** Null for a chunk that is not a message's last. */
         private final Consumer<Throwable> onFailure;
+        private final boolean chunk;
 
-        Reported(Consumer<Throwable> onFailure) {
+        Reported(Consumer<Throwable> onFailure, boolean chunk) {
             this.onFailure = onFailure;
+            this.chunk = chunk;
         }
 
         @Override
-        public void operationComplete(io.netty.channel.ChannelFuture future) {
-            if (!future.isSuccess()) {
+        public void operationComplete(ChannelFuture future) {
+            if (chunk) {
+                chunkWritten(future);
+            }
+            if (onFailure != null && !future.isSuccess()) {
                 onFailure.accept(failure != null ? failure : future.cause());
             }
         }

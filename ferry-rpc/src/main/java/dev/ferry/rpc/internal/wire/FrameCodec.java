@@ -9,6 +9,7 @@ import io.netty.buffer.Unpooled;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.BufferObject;
 
+import java.lang.invoke.MethodHandles;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -46,6 +47,22 @@ public final class FrameCodec {
     private static final int FIXED = 1 + 1 + 2 + 8 + 4;
     private static final byte[] EMPTY_HEADERS = {0, 0};
     private static final Map<String, byte[]> NAME_BYTES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    static {
+        // Classes that only out-of-band and large messages use, loaded now: had the JIT compiled
+        // encode() before the first such message, meeting one then would deoptimize it, and its
+        // recompilation (hundreds of ms of a compiler thread on a small machine) would land in the
+        // middle of the first large transfers.
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            lookup.ensureInitialized(BufferSources.class);
+            lookup.ensureInitialized(LoanedByteBuf.class);
+            lookup.ensureInitialized(Loans.class);
+            lookup.ensureInitialized(CompositeByteBuf.class);
+        } catch (IllegalAccessException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
 
     private FrameCodec() {
     }
@@ -207,7 +224,7 @@ public final class FrameCodec {
                 Loans.Loan loan = pinned != null ? pinned[i] : null;
                 if (loan != null) {
                     pinned[i] = null; // the component unpins it once the frame is written
-                    frame.addComponent(true, new LoanedByteBuf(source.duplicate(), loan::unpin));
+                    frame.addComponent(true, new LoanedByteBuf(source.duplicate(), loan, false));
                 } else {
                     frame.addComponent(true, Unpooled.wrappedBuffer(source.duplicate()));
                 }
@@ -258,7 +275,7 @@ public final class FrameCodec {
      */
     private static ByteBuf wrapOwned(ByteBuffer buffer) {
         Loans.Loan loan = Loans.find(buffer);
-        return loan != null ? new LoanedByteBuf(buffer, loan::release) : Unpooled.wrappedBuffer(buffer);
+        return loan != null ? new LoanedByteBuf(buffer, loan, true) : Unpooled.wrappedBuffer(buffer);
     }
 
     /** Copies an out-of-band buffer's bytes (for a {@link ByteBuffer}: its bytes, then its order byte). */

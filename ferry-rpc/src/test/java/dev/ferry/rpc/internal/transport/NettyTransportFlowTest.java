@@ -7,6 +7,8 @@ import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.HeaderKey;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -17,6 +19,8 @@ import dev.ferry.rpc.RpcException;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.nio.file.Path;
@@ -56,6 +60,45 @@ class NettyTransportFlowTest {
         InboundMessage large = server.message();
         assertThat(large.id()).isEqualTo(1);
         assertThat(large.inBand().remaining()).isEqualTo(LARGE);
+    }
+
+    @Test
+    void aLargeMessageToAPeerThatStopsReadingKeepsTheChannelWritableAndAtMostTwoChunksInIt() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(false), server);
+        NettyConnection client = (NettyConnection) transports.connect(settings(false), new RecordingListener(), address);
+        Connection accepted = server.accepted();
+        AtomicInteger writabilityChanges = new AtomicInteger();
+        client.channel().pipeline().addLast(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+                writabilityChanges.incrementAndGet();
+            }
+        });
+        accepted.pauseReading(true);
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
+        // The kernel's buffers fill up: the channel then holds chunks it cannot write yet.
+        long pending;
+        while ((pending = onLoop(client, () -> client.channel().unsafe().outboundBuffer().totalPendingWriteBytes())) == 0) {
+            Thread.onSpinWait();
+        }
+        // (Netty counts ~100 bytes per write on top of its bytes.)
+        assertThat(pending).isLessThanOrEqualTo(OutboundQueue.MAX_CHUNKS_IN_CHANNEL * (long) Chunks.CHUNK_BYTES + 4096);
+        assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isEqualTo(OutboundQueue.MAX_CHUNKS_IN_CHANNEL);
+        assertThat(onLoop(client, () -> client.channel().isWritable())).isTrue();
+        // A small message is not held back by the chunks' limit.
+        client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
+        accepted.pauseReading(false);
+        assertThat(server.message().id()).isEqualTo(2);
+        InboundMessage large = server.message();
+        assertThat(large.id()).isEqualTo(1);
+        assertThat(large.inBand().remaining()).isEqualTo(LARGE);
+        assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isZero();
+        assertThat(writabilityChanges).as("the channel never became unwritable").hasValue(0);
+    }
+
+    private static <T> T onLoop(NettyConnection connection, Callable<T> task) throws Exception {
+        return connection.channel().eventLoop().submit(task).get(10, TimeUnit.SECONDS);
     }
 
     @Test
