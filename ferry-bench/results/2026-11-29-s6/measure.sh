@@ -3,7 +3,7 @@
 # modes default,tcp) and Ferry (defaults: Unix sockets + shared memory for same-host peers; TCP with
 # FERRY_UNIX_SOCKETS=0), back to back, 5 runs each. Each command holds the machine's CPU lock
 # (other sessions wait between commands). Run from the repository root after a build:
-#   cp -r /work/shared/bench /tmp/s6bench && bash ferry-bench/results/2026-11-29-s6/measure.sh [main|w3|tcp]
+#   cp -r /work/shared/bench /tmp/s6bench && bash ferry-bench/results/2026-11-29-s6/measure.sh [main|w3|tcp|merged]
 # Ferry's workers start from the launcher's AOT cache (~/.cache/ferry/aot). Unlike the s5 sitting,
 # each workload's cache is trained by one discarded run before its 5 measured runs (what any run
 # after the first one of a build sees); that run's figures are kept in train-*/ for reference.
@@ -31,6 +31,15 @@ log w2-tcp; FERRY_UNIX_SOCKETS=0 flock $L $FERRY bench w2 --repeats $R --out $S/
 log w4-pt;  flock $L /usr/bin/python3 $B/pytorch/w4_rref.py --repeats $R --out $S/pytorch/w4_rref.json > $S/w4-pt.log 2>&1
 train w4
 log w4-uds; flock $L $FERRY bench w4 --repeats $R --out $S/ferry-uds > $S/w4-uds.log 2>&1
+elif [ "$PART" = merged ]; then
+# After merging wt/w3 (large messages over TCP pace their chunks): W3 and W2, both configurations.
+log limits-merged; flock $L python3 $B/limits/run_limits.py --repeats $R --out $S/limits/limits-merged.json > $S/limits-merged.log 2>&1
+for w in w3 w2; do
+  log train-merged-$w; flock $L $FERRY bench $w --repeats 1 --out $S/train-merged-$w > $S/train-merged-$w.log 2>&1
+  log $w-merged-uds; flock $L $FERRY bench $w --repeats $R --out $S/merged-uds > $S/$w-merged-uds.log 2>&1
+  log train-merged-tcp-$w; FERRY_UNIX_SOCKETS=0 flock $L $FERRY bench $w --repeats 1 --out $S/train-merged-tcp-$w > $S/train-merged-tcp-$w.log 2>&1
+  log $w-merged-tcp; FERRY_UNIX_SOCKETS=0 flock $L $FERRY bench $w --repeats $R --out $S/merged-tcp > $S/$w-merged-tcp.log 2>&1
+done
 elif [ "$PART" = tcp ]; then
 # After 72d8414 the AOT cache key includes FERRY_* settings: the TCP configuration trains its own.
 log limits-tcp; flock $L python3 $B/limits/run_limits.py --repeats $R --out $S/limits/limits-tcp.json > $S/limits-tcp.log 2>&1
