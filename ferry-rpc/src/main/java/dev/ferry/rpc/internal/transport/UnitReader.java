@@ -171,6 +171,7 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
             }
             return null;
         }
+        boolean composed = false;
         try {
             int missing;
             while ((missing = unitBytes(cumulation) - cumulation.readableBytes()) > 0) {
@@ -182,13 +183,18 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
                     CompositeByteBuf composite = alloc.compositeBuffer(Integer.MAX_VALUE);
                     composite.addComponent(true, cumulation);
                     cumulation = composite;
-                    return complete(alloc, in);
+                    composed = true;
+                    break;
                 }
                 cumulation.writeBytes(in, Math.min(missing, in.readableBytes()));
             }
         } catch (RuntimeException e) {
             in.release();
             throw e;
+        }
+        if (composed) {
+            // The unit turned out long: from here on it is composed, and in belongs to it.
+            return complete(alloc, in);
         }
         try {
             readUnits(cumulation);

@@ -104,6 +104,24 @@ class UnitReaderTest {
     }
 
     @Test
+    void aCorruptLongUnitKeptFromItsFirstBytesFailsOnceAndReleasesEveryRead() {
+        List<InboundMessage> got = new ArrayList<>();
+        EmbeddedChannel channel = channel(got);
+        ByteBuf frame = frameWithPrefix(9, UnitReader.MERGE_LIMIT + 1000);
+        frame.setByte(frame.readerIndex() + 4, 0x7e); // an unknown frame version
+        ByteBuf first = frame.readRetainedSlice(3); // too short to tell the unit's length
+        ByteBuf rest = frame.readRetainedSlice(frame.readableBytes());
+        channel.writeInbound(first);
+        assertThatThrownBy(() -> channel.writeInbound(rest))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
+        channel.finishAndReleaseAll();
+        assertThat(got).isEmpty();
+        assertThat(frame.refCnt()).isEqualTo(1);
+        frame.release();
+    }
+
+    @Test
     void anOversizedUnitIsRefusedAsSoonAsItsLengthIsRead() {
         EmbeddedChannel channel = channel(new ArrayList<>());
         assertThatThrownBy(() -> channel.writeInbound(Unpooled.wrappedBuffer(new byte[] {0x7f, -1, -1, -1})))
