@@ -56,10 +56,7 @@ class NettyTransportFlowTest {
         client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
         client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
         accepted.pauseReading(false);
-        assertThat(server.message().id()).isEqualTo(2);
-        InboundMessage large = server.message();
-        assertThat(large.id()).isEqualTo(1);
-        assertThat(large.inBand().remaining()).isEqualTo(LARGE);
+        assertSmallOvertookLarge(server);
     }
 
     @Test
@@ -79,7 +76,9 @@ class NettyTransportFlowTest {
         client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
         // The kernel's buffers fill up: the channel then holds chunks it cannot write yet.
         long pending;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while ((pending = onLoop(client, () -> client.channel().unsafe().outboundBuffer().totalPendingWriteBytes())) == 0) {
+            assertThat(System.nanoTime()).as("bytes pending in the channel within 10 s").isLessThan(deadline);
             Thread.onSpinWait();
         }
         // (Netty counts ~100 bytes per write on top of its bytes.)
@@ -89,12 +88,17 @@ class NettyTransportFlowTest {
         // A small message is not held back by the chunks' limit.
         client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
         accepted.pauseReading(false);
+        assertSmallOvertookLarge(server);
+        assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isZero();
+        assertThat(writabilityChanges).as("the channel never became unwritable").hasValue(0);
+    }
+
+    /** Message 2 (small) arrived before message 1 (large), which arrived whole. */
+    private static void assertSmallOvertookLarge(RecordingListener server) throws InterruptedException {
         assertThat(server.message().id()).isEqualTo(2);
         InboundMessage large = server.message();
         assertThat(large.id()).isEqualTo(1);
         assertThat(large.inBand().remaining()).isEqualTo(LARGE);
-        assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isZero();
-        assertThat(writabilityChanges).as("the channel never became unwritable").hasValue(0);
     }
 
     private static <T> T onLoop(NettyConnection connection, Callable<T> task) throws Exception {
