@@ -26,6 +26,17 @@ class SmallPartsTest {
   }
 
   @Test
+  void smallMachinesGetASecondC2CompilerThread() {
+    assertThat(JvmFlags.forProcessors(1)).containsExactly("-XX:CICompilerCount=3");
+    assertThat(JvmFlags.forProcessors(2)).containsExactly("-XX:CICompilerCount=3");
+    assertThat(JvmFlags.forProcessors(3)).containsExactly("-XX:CICompilerCount=3");
+    assertThat(JvmFlags.forProcessors(4)).isEmpty(); // HotSpot's own choice is 3 there
+    assertThat(JvmFlags.forProcessors(64)).isEmpty();
+    assertThat(JvmFlags.defaults()).endsWith(
+        JvmFlags.forProcessors(Runtime.getRuntime().availableProcessors()).toArray(String[]::new));
+  }
+
+  @Test
   void freePortCanBeBound() throws IOException {
     int port = FreePorts.pick();
     try (ServerSocket socket = new ServerSocket()) {
