@@ -186,15 +186,8 @@ public final class FrameCodec {
             out = largeBuffers != null && copied > Chunks.CHUNK_BYTES
                     ? wrapOwned(largeBuffers.apply((int) copied)).clear()
                     : alloc.directBuffer((int) copied);
-            out.writeInt((int) size);
-            out.writeByte(VERSION);
-            out.writeByte(message.kind().code());
-            out.writeShort(0);
-            out.writeLong(message.id());
-            out.writeInt(header.length);
-            out.writeBytes(header);
             byte[] body = message.payload().inBand();
-            out.writeInt(body.length);
+            out.writeBytes(prefix(size, message, header, body.length));
             out.writeBytes(body);
             out.writeInt(buffers.size());
             int pieceStart = 0;
@@ -255,6 +248,25 @@ public final class FrameCodec {
             }
             throw e;
         }
+    }
+
+    /**
+     * The frame's bytes before its body (length prefix, fixed fields, header section, body length),
+     * put together on the heap and written to the frame at once: one bounds and reference-count
+     * check instead of one per field, and a fraction of the code for the JIT to compile.
+     */
+    private static byte[] prefix(long size, OutboundMessage message, byte[] header, int bodyLength) {
+        byte[] prefix = new byte[4 + FIXED + header.length + 4];
+        ByteBuffer.wrap(prefix)
+                .putInt((int) size)
+                .put((byte) VERSION)
+                .put((byte) message.kind().code())
+                .putShort((short) 0)
+                .putLong(message.id())
+                .putInt(header.length)
+                .put(header)
+                .putInt(bodyLength);
+        return prefix;
     }
 
     private static void unpin(Loans.Loan[] pinned) {
