@@ -19,7 +19,7 @@ import java.util.function.LongSupplier;
  * <h2>Backlog</h2>
  * A request arriving while this thread is busy may wait behind the running one in a short
  * backlog, as long as the requests ahead of it are expected to take less than
- * {@link #MAX_QUEUE_WAIT_NANOS} in all (from the running average of this thread's requests):
+ * {@link #maxQueueWaitNanos} in all (from the running average of this thread's requests):
  * under a burst of small calls one warm thread runs them back to back, which on a few CPUs beats
  * starting a virtual thread for each (a carrier hand-off and wake-up per call, and the scheduler's
  * code to warm up). Anything else goes to a virtual thread as before ({@code offer} returns false).
@@ -30,11 +30,17 @@ import java.util.function.LongSupplier;
  * <ul>
  *   <li>when the running request blocks on a Ferry future (a nested call): at once, through
  *       {@link ManagedBlocking#onBlocking};</li>
- *   <li>when a request arrives and the running one has taken more than {@link #STALL_NANOS};</li>
+ *   <li>when a request arrives and the running one has {@linkplain #stalled stalled}: taken more
+ *       than {@link #STALL_NANOS} with this thread waiting (on a lock, a park, a sleep), or more
+ *       than {@link #LONG_RUN_FACTOR} times that whatever its state;</li>
  *   <li>when the watchdog, armed through {@code schedule} while the backlog is not empty, finds the
- *       running request older than {@link #STALL_NANOS} (a handler blocked on anything else: a
- *       lock, I/O, a sleep; it waits at most the watchdog's period, 10 ms, beyond that).</li>
+ *       running request stalled (a handler blocked on anything else: a lock, a sleep, or I/O in
+ *       native code, which shows as runnable; it waits at most the watchdog's period, 10 ms,
+ *       beyond that).</li>
  * </ul>
+ * A runnable thread past {@link #STALL_NANOS} has, on busy CPUs, usually just been preempted:
+ * handing its backlog to virtual threads then costs a carrier wake-up each and starts nothing
+ * sooner (on the 2-vCPU VM, W2's window of 64 calls spilled ~1 % of its calls that way).
  *
  * <pre>
  *   offer(task) ── free? ──yes──▶ this thread runs it, then the backlog, then spins ≤ budget, then parks
@@ -47,8 +53,8 @@ import java.util.function.LongSupplier;
 final class WarmRequestThread {
     /** A request running longer than this may be blocked: what waits behind it moves on. */
     static final long STALL_NANOS = 250_000;
-    /** The most a request is expected to wait in the backlog for the ones ahead of it. */
-    static final long MAX_QUEUE_WAIT_NANOS = 100_000;
+    /** A request running this many times {@link #STALL_NANOS} is stalled even while runnable. */
+    static final long LONG_RUN_FACTOR = 8;
     /** The most requests in the backlog, however short they are. */
     static final int MAX_BACKLOG = 256;
 
@@ -82,7 +88,19 @@ final class WarmRequestThread {
      * @param schedule runs a task a little later on another thread (the watchdog)
      */
     WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule) {
-        this(name, spinNanos, spillTo, schedule, System::nanoTime, STALL_NANOS, MAX_QUEUE_WAIT_NANOS);
+        this(name, spinNanos, spillTo, schedule, System::nanoTime, STALL_NANOS,
+                maxQueueWaitNanos(Runtime.getRuntime().availableProcessors()));
+    }
+
+    /**
+     * The most a request is expected to wait in the backlog for the ones ahead of it: 100 µs, or
+     * 300 µs on at most 2 processors, where a virtual thread seldom finds a CPU that neither this
+     * thread nor the event loop holds. (On the 2-vCPU VM a window of 64 small calls overflowed a
+     * 100 µs backlog on ~5 % of its calls, each then waking a carrier, and running code the JIT
+     * compiled only then.)
+     */
+    static long maxQueueWaitNanos(int processors) {
+        return processors <= 2 ? 300_000 : 100_000;
     }
 
     /** With its own clock and limits (tests). */
@@ -114,7 +132,7 @@ final class WarmRequestThread {
             }
             return true;
         }
-        if (clock.getAsLong() - runningSince > stallNanos) {
+        if (stalled(clock.getAsLong() - runningSince)) {
             spill();
             return false;
         }
@@ -172,7 +190,7 @@ final class WarmRequestThread {
     }
 
     private void watch() {
-        boolean stalled = clock.getAsLong() - runningSince > stallNanos && state.get() != FREE;
+        boolean stalled = stalled(clock.getAsLong() - runningSince) && state.get() != FREE;
         if (stalled) {
             spill();
         }
@@ -184,6 +202,17 @@ final class WarmRequestThread {
         if (again) {
             schedule.accept(this::watch);
         }
+    }
+
+    /** Whether the request running for {@code runningNanos} may be blocked (see the class comment). */
+    private boolean stalled(long runningNanos) {
+        return runningNanos > stallNanos
+                && (runningNanos > LONG_RUN_FACTOR * stallNanos || thread.getState() != Thread.State.RUNNABLE);
+    }
+
+    /** This thread's state (tests wait for a request to block). */
+    Thread.State threadState() {
+        return thread.getState();
     }
 
     /** Moves every waiting request to a virtual thread. */

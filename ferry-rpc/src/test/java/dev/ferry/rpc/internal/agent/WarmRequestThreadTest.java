@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
@@ -158,9 +159,53 @@ class WarmRequestThreadTest {
             awaitQuietly(release);
         })).isTrue();
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        awaitBlocked(warm);
         now.addAndGet(STALL + 1);
         assertThat(warm.offer(() -> { })).isFalse();
         release.countDown();
+    }
+
+    @Test
+    void aRunnableRequestPastTheStallTimeKeepsItsBacklogUntilItRunsLong() throws Exception {
+        WarmRequestThread warm = start("warm-runnable");
+        warmUp(warm);
+        AtomicBoolean release = new AtomicBoolean();
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            while (!release.get()) {
+                Thread.onSpinWait(); // runnable all along, like a preempted or computing handler
+            }
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            now.addAndGet(STALL + 1);
+            CountDownLatch queuedRan = new CountDownLatch(1);
+            assertThat(warm.offer(queuedRan::countDown)).isTrue(); // queued, not spilled
+            assertThat(warm.waiting()).isEqualTo(1);
+            now.addAndGet(WarmRequestThread.LONG_RUN_FACTOR * STALL);
+            assertThat(warm.offer(() -> { })).isFalse(); // now it counts as stalled
+            assertThat(queuedRan.await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(spilledOn).containsExactly("virtual");
+        } finally {
+            release.set(true);
+        }
+    }
+
+    @Test
+    void backlogsMayWaitLongerOnOneOrTwoProcessors() {
+        assertThat(WarmRequestThread.maxQueueWaitNanos(1)).isEqualTo(300_000);
+        assertThat(WarmRequestThread.maxQueueWaitNanos(2)).isEqualTo(300_000);
+        assertThat(WarmRequestThread.maxQueueWaitNanos(4)).isEqualTo(100_000);
+    }
+
+    /** Waits (10 s at most) until the running request has blocked its thread. */
+    private static void awaitBlocked(WarmRequestThread warm) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (warm.threadState() == Thread.State.RUNNABLE) {
+            assertThat(System.nanoTime()).as("the running request blocks").isLessThan(deadline);
+            Thread.onSpinWait();
+        }
     }
 
     @Test
