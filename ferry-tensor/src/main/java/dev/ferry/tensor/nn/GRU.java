@@ -6,7 +6,6 @@ import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -34,20 +33,11 @@ import java.util.List;
  * h = r.hidden().detach();                         // truncated backprop through time
  * </pre>
  */
-public class GRU extends Module {
+public class GRU extends RNNBase {
 
     /** The top layer's hidden state at every step, and the final hidden state of every layer. */
     public record Result(Tensor output, Tensor hidden) {
     }
-
-    private final int inputSize;
-    private final int hiddenSize;
-    private final int numLayers;
-    private final double dropout;
-    private final boolean batchFirst;
-    private final Generator generator;
-    /** Per layer: weight_ih, weight_hh, bias_ih, bias_hh. */
-    private final List<Parameter[]> layers = new ArrayList<>();
 
     /** One layer, seq-first, initialised from the default generator, like {@code nn.GRU(in, hidden)}. */
     public GRU(int inputSize, int hiddenSize) {
@@ -59,33 +49,7 @@ public class GRU extends Module {
      * @param generator initialises the weights, then draws the dropout masks
      */
     public GRU(int inputSize, int hiddenSize, int numLayers, double dropout, boolean batchFirst, Generator generator) {
-        if (inputSize <= 0 || hiddenSize <= 0 || numLayers <= 0) {
-            throw new IllegalArgumentException("GRU sizes must be positive, got input_size=" + inputSize
-                    + ", hidden_size=" + hiddenSize + ", num_layers=" + numLayers);
-        }
-        if (dropout < 0 || dropout > 1) {
-            throw new IllegalArgumentException("dropout should be a number in range [0, 1] representing the"
-                    + " probability of an element being zeroed, got " + dropout);
-        }
-        this.inputSize = inputSize;
-        this.hiddenSize = hiddenSize;
-        this.numLayers = numLayers;
-        this.dropout = dropout;
-        this.batchFirst = batchFirst;
-        this.generator = generator;
-        int gates = 3 * hiddenSize;
-        for (int k = 0; k < numLayers; k++) {
-            layers.add(new Parameter[] {
-                    registerParameter("weight_ih_l" + k,
-                            new Parameter(Tensors.zeros(gates, k == 0 ? inputSize : hiddenSize))),
-                    registerParameter("weight_hh_l" + k, new Parameter(Tensors.zeros(gates, hiddenSize))),
-                    registerParameter("bias_ih_l" + k, new Parameter(Tensors.zeros(gates))),
-                    registerParameter("bias_hh_l" + k, new Parameter(Tensors.zeros(gates)))});
-        }
-        double bound = 1 / Math.sqrt(hiddenSize);
-        for (Tensor p : parameters()) { // PyTorch's order: layer by layer, ih then hh, weights then biases
-            Init.uniform(p, -bound, bound, generator);
-        }
+        super("GRU", 3, inputSize, hiddenSize, numLayers, dropout, batchFirst, generator);
     }
 
     /**
@@ -115,28 +79,12 @@ public class GRU extends Module {
     /** Runs the whole sequence from hidden state {@code hidden} (null for zeros). */
     public Result forward(Tensor input, Tensor hidden) {
         boolean batched = input.dim() == 3;
-        if (!batched && input.dim() != 2) {
-            throw new IllegalArgumentException("GRU: Expected input to be 2-D or 3-D but received " + input.dim()
-                    + "-D tensor");
-        }
-        if (input.size(-1) != inputSize) {
-            throw new IllegalArgumentException("input.size(-1) must be equal to input_size. Expected " + inputSize
-                    + ", got " + input.size(-1));
-        }
-        Tensor x = !batched ? input.unsqueeze(1) : batchFirst ? input.transpose(0, 1) : input;
+        Tensor x = sequenceFirst(input);
         int seq = x.size(0);
         int batch = x.size(1);
-        Tensor h0;
-        if (hidden == null) {
-            h0 = Tensors.zeros(input.dtype(), numLayers, batch, hiddenSize);
-        } else {
-            int[] expected = batched ? new int[] {numLayers, batch, hiddenSize} : new int[] {numLayers, hiddenSize};
-            if (!Arrays.equals(hidden.shape(), expected)) {
-                throw new IllegalArgumentException("Expected hidden size " + Arrays.toString(expected) + ", got "
-                        + Arrays.toString(hidden.shape()));
-            }
-            h0 = batched ? hidden : hidden.unsqueeze(1);
-        }
+        Tensor h0 = hidden == null
+                ? Tensors.zeros(input.dtype(), numLayers, batch, hiddenSize)
+                : stateLayers("hidden", hidden, batched, batch);
         List<Tensor> hn = new ArrayList<>();
         for (int k = 0; k < numLayers; k++) {
             Parameter[] w = layers.get(k);
@@ -148,30 +96,9 @@ public class GRU extends Module {
                 h = step(inputGates.select(0, t), h, w[1], w[3]);
                 outputs.add(h);
             }
-            x = Tensors.stack(outputs, 0);
-            if (k < numLayers - 1) {
-                x = Functional.dropout(x, dropout, isTraining(), generator);
-            }
+            x = betweenLayers(Tensors.stack(outputs, 0), k);
             hn.add(h);
         }
-        Tensor h = Tensors.stack(hn, 0);
-        if (!batched) {
-            return new Result(x.squeeze(1), h.squeeze(1));
-        }
-        return new Result(batchFirst ? x.transpose(0, 1) : x, h);
-    }
-
-    public int hiddenSize() {
-        return hiddenSize;
-    }
-
-    public int numLayers() {
-        return numLayers;
-    }
-
-    @Override
-    protected String extraRepr() {
-        return inputSize + ", " + hiddenSize + (numLayers != 1 ? ", num_layers=" + numLayers : "")
-                + (batchFirst ? ", batch_first=True" : "") + (dropout != 0 ? ", dropout=" + dropout : "");
+        return new Result(inInputLayout(x, batched), stateInInputLayout(Tensors.stack(hn, 0), batched));
     }
 }

@@ -6,7 +6,6 @@ import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -34,7 +33,7 @@ import java.util.List;
  * state = r.state().detach();                      // truncated backprop through time
  * </pre>
  */
-public class LSTM extends Module {
+public class LSTM extends RNNBase {
 
     /** The hidden and cell state, each {@code [numLayers, batch, hiddenSize]}. */
     public record State(Tensor h, Tensor c) {
@@ -48,15 +47,6 @@ public class LSTM extends Module {
     public record Result(Tensor output, State state) {
     }
 
-    private final int inputSize;
-    private final int hiddenSize;
-    private final int numLayers;
-    private final double dropout;
-    private final boolean batchFirst;
-    private final Generator generator;
-    /** Per layer: weight_ih, weight_hh, bias_ih, bias_hh. */
-    private final List<Parameter[]> layers = new ArrayList<>();
-
     /** One layer, seq-first, initialised from the default generator, like {@code nn.LSTM(in, hidden)}. */
     public LSTM(int inputSize, int hiddenSize) {
         this(inputSize, hiddenSize, 1, 0, false, Generator.defaultGenerator());
@@ -67,33 +57,7 @@ public class LSTM extends Module {
      * @param generator initialises the weights, then draws the dropout masks
      */
     public LSTM(int inputSize, int hiddenSize, int numLayers, double dropout, boolean batchFirst, Generator generator) {
-        if (inputSize <= 0 || hiddenSize <= 0 || numLayers <= 0) {
-            throw new IllegalArgumentException("LSTM sizes must be positive, got input_size=" + inputSize
-                    + ", hidden_size=" + hiddenSize + ", num_layers=" + numLayers);
-        }
-        if (dropout < 0 || dropout > 1) {
-            throw new IllegalArgumentException("dropout should be a number in range [0, 1] representing the"
-                    + " probability of an element being zeroed, got " + dropout);
-        }
-        this.inputSize = inputSize;
-        this.hiddenSize = hiddenSize;
-        this.numLayers = numLayers;
-        this.dropout = dropout;
-        this.batchFirst = batchFirst;
-        this.generator = generator;
-        int gates = 4 * hiddenSize;
-        for (int k = 0; k < numLayers; k++) {
-            layers.add(new Parameter[] {
-                    registerParameter("weight_ih_l" + k,
-                            new Parameter(Tensors.zeros(gates, k == 0 ? inputSize : hiddenSize))),
-                    registerParameter("weight_hh_l" + k, new Parameter(Tensors.zeros(gates, hiddenSize))),
-                    registerParameter("bias_ih_l" + k, new Parameter(Tensors.zeros(gates))),
-                    registerParameter("bias_hh_l" + k, new Parameter(Tensors.zeros(gates)))});
-        }
-        double bound = 1 / Math.sqrt(hiddenSize);
-        for (Tensor p : parameters()) { // PyTorch's order: layer by layer, ih then hh, weights then biases
-            Init.uniform(p, -bound, bound, generator);
-        }
+        super("LSTM", 4, inputSize, hiddenSize, numLayers, dropout, batchFirst, generator);
     }
 
     /**
@@ -121,15 +85,7 @@ public class LSTM extends Module {
     /** Runs the whole sequence from {@code state} (null for zeros). */
     public Result forward(Tensor input, State state) {
         boolean batched = input.dim() == 3;
-        if (!batched && input.dim() != 2) {
-            throw new IllegalArgumentException("LSTM: Expected input to be 2-D or 3-D but received " + input.dim()
-                    + "-D tensor");
-        }
-        if (input.size(-1) != inputSize) {
-            throw new IllegalArgumentException("input.size(-1) must be equal to input_size. Expected " + inputSize
-                    + ", got " + input.size(-1));
-        }
-        Tensor x = !batched ? input.unsqueeze(1) : batchFirst ? input.transpose(0, 1) : input;
+        Tensor x = sequenceFirst(input);
         int seq = x.size(0);
         int batch = x.size(1);
         Tensor h0;
@@ -138,11 +94,8 @@ public class LSTM extends Module {
             h0 = Tensors.zeros(input.dtype(), numLayers, batch, hiddenSize);
             c0 = h0;
         } else {
-            int[] expected = batched ? new int[] {numLayers, batch, hiddenSize} : new int[] {numLayers, hiddenSize};
-            checkState("hx[0]", state.h(), expected);
-            checkState("hx[1]", state.c(), expected);
-            h0 = batched ? state.h() : state.h().unsqueeze(1);
-            c0 = batched ? state.c() : state.c().unsqueeze(1);
+            h0 = stateLayers("hidden hx[0]", state.h(), batched, batch);
+            c0 = stateLayers("hidden hx[1]", state.c(), batched, batch);
         }
         List<Tensor> hn = new ArrayList<>();
         List<Tensor> cn = new ArrayList<>();
@@ -156,39 +109,12 @@ public class LSTM extends Module {
                 s = step(inputGates.select(0, t), s, w[1], w[3]);
                 outputs.add(s.h());
             }
-            x = Tensors.stack(outputs, 0);
-            if (k < numLayers - 1) {
-                x = Functional.dropout(x, dropout, isTraining(), generator);
-            }
+            x = betweenLayers(Tensors.stack(outputs, 0), k);
             hn.add(s.h());
             cn.add(s.c());
         }
-        Tensor h = Tensors.stack(hn, 0);
-        Tensor c = Tensors.stack(cn, 0);
-        if (!batched) {
-            return new Result(x.squeeze(1), new State(h.squeeze(1), c.squeeze(1)));
-        }
-        return new Result(batchFirst ? x.transpose(0, 1) : x, new State(h, c));
-    }
-
-    private static void checkState(String name, Tensor t, int[] expected) {
-        if (!Arrays.equals(t.shape(), expected)) {
-            throw new IllegalArgumentException("Expected hidden " + name + " size " + Arrays.toString(expected)
-                    + ", got " + Arrays.toString(t.shape()));
-        }
-    }
-
-    public int hiddenSize() {
-        return hiddenSize;
-    }
-
-    public int numLayers() {
-        return numLayers;
-    }
-
-    @Override
-    protected String extraRepr() {
-        return inputSize + ", " + hiddenSize + (numLayers != 1 ? ", num_layers=" + numLayers : "")
-                + (batchFirst ? ", batch_first=True" : "") + (dropout != 0 ? ", dropout=" + dropout : "");
+        State last = new State(stateInInputLayout(Tensors.stack(hn, 0), batched),
+                stateInInputLayout(Tensors.stack(cn, 0), batched));
+        return new Result(inInputLayout(x, batched), last);
     }
 }
