@@ -18,8 +18,8 @@ import io.netty.util.concurrent.FastThreadLocalThread;
  * }</pre>
  *
  * <p>The threads are Netty {@link FastThreadLocalThread}s (so Netty's fast thread-locals work on
- * them), daemons (so a forgotten shutdown does not keep the JVM alive), and tell BlockHound-style
- * tools that blocking calls are not permitted.
+ * them), daemons (so a forgotten shutdown does not keep the JVM alive), {@link AgentThreads}, and
+ * tell BlockHound-style tools that blocking calls are not permitted.
  *
  * <p>This class is thread-safe; the factories it returns are too.
  */
@@ -66,7 +66,7 @@ public final class NonBlockingThreads {
         }
     }
 
-    private static final class NonBlockingThread extends FastThreadLocalThread {
+    private static final class NonBlockingThread extends FastThreadLocalThread implements AgentThreads.AgentThread {
         NonBlockingThread(Runnable task, String name) {
             super(task, name);
         }

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.serial;
 
+import dev.ferry.rpc.internal.concurrent.AgentThreads;
 import org.apache.fory.Fory;
 import org.apache.fory.config.ForyBuilder;
 import org.apache.fory.resolver.SharedRegistry;
@@ -14,6 +15,14 @@ import java.util.function.Function;
  * Ferry borrows re-entrantly (decoding an RRef sends a control message, which encodes) and on
  * transport threads that must never block, so a fixed pool deadlocks under load. Instances share
  * one {@link SharedRegistry}, so type metadata is built once.
+ *
+ * <p>An agent's own threads ({@link AgentThreads}: event loops, the warm request thread) each keep
+ * an instance of their own, built on first use, and fall back to the shared ones only when they borrow
+ * re-entrantly. Otherwise the instances a thread finds free depend on what the other threads are
+ * doing at the time: under W2's window of 64 calls, the caller's event loop decoding replies while
+ * its application thread encoded requests first needed a second instance after ~30,000 calls,
+ * built it mid-run, and the JIT recompiled the borrowing code it had compiled for one instance
+ * (~20 ms of compilation on a 2-CPU machine, in a 60 ms measurement).
  *
  * <p>This class is thread-safe.
  */
@@ -30,6 +39,8 @@ final class ForyPool {
     private final SharedRegistry shared = new SharedRegistry();
     private final ForyBuilder builder;
     private final Consumer<Fory> configure;
+    /** The instance an agent thread keeps (see the class comment). */
+    private final ThreadLocal<Kept> kept = new ThreadLocal<>();
 
     ForyPool(ForyBuilder builder, Consumer<Fory> configure) {
         this.builder = builder.withSharedRegistry(shared);
@@ -38,6 +49,21 @@ final class ForyPool {
     }
 
     <R> R execute(Function<Fory, R> action) {
+        if (AgentThreads.current()) {
+            Kept own = kept.get();
+            if (own == null) {
+                own = new Kept(create()); // not a shared one: the pool stays as it was
+                kept.set(own);
+            }
+            if (!own.inUse) {
+                own.inUse = true;
+                try {
+                    return action.apply(own.fory);
+                } finally {
+                    own.inUse = false;
+                }
+            }
+        }
         Fory fory = borrow();
         try {
             return action.apply(fory);
@@ -72,5 +98,15 @@ final class ForyPool {
         }
         configure.accept(fory);
         return fory;
+    }
+
+    /** An agent thread's own instance; {@code inUse} while it encodes or decodes with it (that thread only). */
+    private static final class Kept {
+        final Fory fory;
+        boolean inUse;
+
+        Kept(Fory fory) {
+            this.fory = fory;
+        }
     }
 }
