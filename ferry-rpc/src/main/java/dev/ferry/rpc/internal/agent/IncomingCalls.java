@@ -83,7 +83,8 @@ final class IncomingCalls {
         this.executor = Executors.newThreadPerTaskExecutor(
                 Thread.ofVirtual().name("ferry-request-" + self.name()).factory());
         this.warm = warmSpinNanos > 0 && AdaptiveSpin.MULTI_CPU
-                ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos, this::startVirtual, schedule)
+                ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos, this::startVirtual, schedule,
+                        limiter, () -> CurrentAgent.set(agent))
                 : null;
     }
 
@@ -116,7 +117,7 @@ final class IncomingCalls {
         if (message.headers().contains(SystemCalls.INLINE)) {
             // RRef control messages and fetches never block (a fetch replies when the value is
             // there): run them here and save a thread hand-off each.
-            run(connection, caller, message, false, owner, true);
+            run(connection, caller, message, false, owner);
             return;
         }
         Request request = new Request(connection, caller, message, counted, owner);
@@ -129,7 +130,16 @@ final class IncomingCalls {
     private void startVirtual(Runnable task) {
         Request request = (Request) task;
         try {
-            executor.execute(request);
+            executor.execute(() -> {
+                limiter.enter();
+                CurrentAgent.set(agent);
+                try {
+                    request.run();
+                } finally {
+                    CurrentAgent.clear();
+                    limiter.exit();
+                }
+            });
         } catch (RejectedExecutionException e) {
             throttle.finished(request.message.payloadBytes());
             if (request.counted) {
@@ -158,7 +168,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created, false);
+            IncomingCalls.this.run(connection, caller, message, counted, created);
         }
     }
 
@@ -173,12 +183,12 @@ final class IncomingCalls {
         }
     }
 
+    /**
+     * Runs a request on the current thread, which holds a request permit and has the agent as its
+     * {@link CurrentAgent} (a transport thread running a control message has neither: those never block).
+     */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created, boolean onTransportThread) {
-        if (!onTransportThread) {
-            limiter.enter();
-            CurrentAgent.set(agent);
-        }
+                     OwnerState created) {
         CallInfo info = null;
         boolean replyLater = false;
         try {
@@ -220,10 +230,6 @@ final class IncomingCalls {
             storeError(created, failure);
             replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);
         } finally {
-            if (!onTransportThread) {
-                CurrentAgent.clear();
-                limiter.exit();
-            }
             throttle.finished(message.payloadBytes());
             if (!replyLater && counted) {
                 finished();
@@ -387,7 +393,7 @@ final class IncomingCalls {
     }
 
     int running() {
-        return limiter.running();
+        return limiter.running() - (warm != null && warm.idleWithPermit() ? 1 : 0);
     }
 
     /**

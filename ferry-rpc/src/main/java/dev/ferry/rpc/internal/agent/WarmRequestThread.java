@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.AgentThreads;
 import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
 
 import java.util.ArrayDeque;
@@ -49,6 +50,16 @@ import java.util.function.LongSupplier;
  *                                                      └─no──▶ false: the caller uses a virtual thread
  * </pre>
  *
+ * <h2>Its permit</h2>
+ * The thread holds one of the worker's request permits ({@link ManagedBlocking.Permit}) from the
+ * moment it starts until it parks, and takes it again when it wakes, rather than per request:
+ * taking and returning a permit around each request cost two atomic updates and two thread-local
+ * writes per call, and the JIT had compiled the request path (decoding, the handler, encoding the
+ * reply: ~5 KB of bytecode inlined) assuming permits never ran out, so the first time virtual
+ * threads used them all, ~30,000 calls into W2, it threw that code away and took ~200 ms of a CPU
+ * to compile it again. It gives the permit back while parked so that a worker of one permit never
+ * waits for an idle thread, and, like every request, while a handler blocks on a Ferry future.
+ *
  * <p>This class is thread-safe.
  */
 final class WarmRequestThread {
@@ -68,6 +79,8 @@ final class WarmRequestThread {
     private final ArrayDeque<Runnable> backlog = new ArrayDeque<>();
     private final Executor spillTo;
     private final Consumer<Runnable> schedule;
+    private final ManagedBlocking.Permit permit;
+    private final Runnable onStart;
     private final AdaptiveSpin spin;
     private final LongSupplier clock;
     private final long stallNanos;
@@ -81,15 +94,20 @@ final class WarmRequestThread {
     private volatile long averageNanos;
     private boolean watchdogArmed; // guarded by backlog
     private volatile boolean parked;
+    /** It holds its permit (awake), whether or not it runs a request. */
+    private volatile boolean holdingPermit;
     private volatile boolean closed;
 
     /**
      * @param spillTo  runs requests that leave the backlog (on virtual threads); must accept them
      *                 until {@link #close} returns (it handles its own rejections)
      * @param schedule runs a task a little later on another thread (the watchdog)
+     * @param permit   the request permit the thread holds while awake (see the class comment)
+     * @param onStart  runs on the thread before anything else (binds what requests expect of their thread)
      */
-    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule) {
-        this(name, spinNanos, spillTo, schedule, System::nanoTime, STALL_NANOS,
+    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule,
+                      ManagedBlocking.Permit permit, Runnable onStart) {
+        this(name, spinNanos, spillTo, schedule, permit, onStart, System::nanoTime, STALL_NANOS,
                 maxQueueWaitNanos(Runtime.getRuntime().availableProcessors()));
     }
 
@@ -105,16 +123,19 @@ final class WarmRequestThread {
     }
 
     /** With its own clock and limits (tests). */
-    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule, LongSupplier clock,
-                      long stallNanos, long maxQueueWaitNanos) {
+    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule,
+                      ManagedBlocking.Permit permit, Runnable onStart, LongSupplier clock, long stallNanos,
+                      long maxQueueWaitNanos) {
         this.spin = new AdaptiveSpin(spinNanos);
         this.spillTo = spillTo;
         this.schedule = schedule;
+        this.permit = permit;
+        this.onStart = onStart;
         this.clock = clock;
         this.stallNanos = stallNanos;
         this.maxQueueWaitNanos = maxQueueWaitNanos;
         this.averageNanos = stallNanos; // nothing queues until requests here have proved short
-        this.thread = Thread.ofPlatform().name(name).daemon(true).unstarted(this::loop);
+        this.thread = AgentThreads.unstarted(name, this::run);
         thread.start();
     }
 
@@ -155,6 +176,11 @@ final class WarmRequestThread {
             schedule.accept(this::watch);
         }
         return true;
+    }
+
+    /** Whether it holds its permit between requests (awake, running none). */
+    boolean idleWithPermit() {
+        return holdingPermit && state.get() == FREE;
     }
 
     /** Requests waiting in the backlog now. */
@@ -243,8 +269,22 @@ final class WarmRequestThread {
         }
     }
 
-    private void loop() {
+    private void run() {
         ManagedBlocking.onBlocking(this::spill);
+        onStart.run();
+        permit.reacquire();
+        holdingPermit = true;
+        ManagedBlocking.bind(permit);
+        try {
+            loop();
+        } finally {
+            ManagedBlocking.unbind();
+            holdingPermit = false;
+            permit.release();
+        }
+    }
+
+    private void loop() {
         long idleSince = System.nanoTime();
         boolean spinning = false;
         while (true) {
@@ -291,7 +331,11 @@ final class WarmRequestThread {
             }
             parked = true;
             if (state.get() == FREE && waiting == 0 && !closed) {
+                holdingPermit = false;
+                permit.release();
                 LockSupport.park(this);
+                permit.reacquire();
+                holdingPermit = true;
             }
             parked = false;
             if (state.get() instanceof Runnable || waiting > 0) {

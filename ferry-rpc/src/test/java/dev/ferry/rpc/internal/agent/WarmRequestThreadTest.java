@@ -24,6 +24,8 @@ class WarmRequestThreadTest {
     private final List<String> spilledOn = new CopyOnWriteArrayList<>();
     /** The thread's clock: stands still unless a test moves it. */
     private final AtomicLong now = new AtomicLong();
+    /** The worker's request permits: one, the warm thread's. */
+    private final RequestLimiter permit = new RequestLimiter(1);
     private WarmRequestThread warm;
 
     @AfterEach
@@ -41,7 +43,7 @@ class WarmRequestThreadTest {
                 task -> Thread.ofVirtual().start(() -> {
                     spilledOn.add("virtual");
                     task.run();
-                }), schedule, now::get, STALL, 10 * STALL);
+                }), schedule, permit, () -> { }, now::get, STALL, 10 * STALL);
         return warm;
     }
 
@@ -197,6 +199,32 @@ class WarmRequestThreadTest {
         assertThat(WarmRequestThread.maxQueueWaitNanos(1)).isEqualTo(300_000);
         assertThat(WarmRequestThread.maxQueueWaitNanos(2)).isEqualTo(300_000);
         assertThat(WarmRequestThread.maxQueueWaitNanos(4)).isEqualTo(100_000);
+    }
+
+    @Test
+    void itHoldsItsPermitWhileAwakeAndGivesItBackWhileParked() throws Exception {
+        WarmRequestThread warm = start("warm-permit");
+        awaitPermitsRunning(0); // parked: a worker of one permit may run a request elsewhere
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(permit.running()).isEqualTo(1);
+        assertThat(warm.idleWithPermit()).isFalse();
+        release.countDown();
+        awaitPermitsRunning(0); // parked again after its spin
+    }
+
+    /** Waits (10 s at most) until {@code n} permits are taken. */
+    private void awaitPermitsRunning(int n) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (permit.running() != n) {
+            assertThat(System.nanoTime()).as("permits taken: %d", n).isLessThan(deadline);
+            Thread.onSpinWait();
+        }
     }
 
     /** Waits (10 s at most) until the running request has blocked its thread. */
