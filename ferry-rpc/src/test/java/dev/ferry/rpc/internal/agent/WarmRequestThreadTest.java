@@ -195,6 +195,32 @@ class WarmRequestThreadTest {
     }
 
     @Test
+    void oneRequestThatLostItsCpuForLongBarelyMovesTheAverage() {
+        long average = 4_000;
+        long afterPreemption = WarmRequestThread.nextAverage(average, 3_000_000); // a 3 ms scheduler slice
+        assertThat(afterPreemption).isLessThan(2 * average);
+        assertThat(WarmRequestThread.nextAverage(average, 4_800)).isEqualTo(4_100); // an eighth of the way
+        assertThat(WarmRequestThread.nextAverage(0, 1_000_000)).isEqualTo(1_000); // from 0, at least 1 µs counts
+    }
+
+    @Test
+    void requestsThatReallyTakeLongerRaiseTheAverageWithinAFewRequests() {
+        long average = 3_000;
+        for (int i = 0; i < 8; i++) {
+            average = WarmRequestThread.nextAverage(average, 3_000_000);
+        }
+        assertThat(average).isGreaterThan(300_000);
+    }
+
+    @Test
+    void theThreadLearnsItsAverageFromTheRequestsItRuns() throws Exception {
+        WarmRequestThread warm = start("warm-average");
+        assertThat(warm.averageNanos()).isEqualTo(STALL); // nothing proved short yet
+        warmUp(warm); // requests that take no time on the test clock
+        assertThat(warm.averageNanos()).isLessThan(STALL / 2);
+    }
+
+    @Test
     void backlogsMayWaitLongerOnOneOrTwoProcessors() {
         assertThat(WarmRequestThread.maxQueueWaitNanos(1)).isEqualTo(300_000);
         assertThat(WarmRequestThread.maxQueueWaitNanos(2)).isEqualTo(300_000);
