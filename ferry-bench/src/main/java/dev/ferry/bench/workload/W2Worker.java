@@ -3,6 +3,7 @@ package dev.ferry.bench.workload;
 import dev.ferry.bench.harness.WorkerContext;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcFuture;
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.LinkedHashMap;
@@ -19,6 +20,21 @@ public final class W2Worker {
   static final List<Integer> WINDOWS = List.of(1, 8, 64, 256);
   static final int WARMUP = 2_000;
   static final int CALLS = 10_000;
+  /** Calls per block in a trace. */
+  static final int TRACE_BLOCK = 500;
+
+  /**
+   * Diagnostics only: FERRY_W2_TRACE=1 prints, for every timed round, when it started (JVM uptime)
+   * and how long each block of {@value #TRACE_BLOCK} calls took: a round slowed by the JIT or the
+   * scheduler shows as a few long blocks, a slower steady state as uniformly longer ones.
+   */
+  private static final boolean TRACE = System.getenv("FERRY_W2_TRACE") != null;
+
+  /**
+   * Diagnostics only (not reported): FERRY_W2_EXTRA_ROUNDS=N runs N more timed rounds at window 64
+   * after the four windows and prints their rate: the same processes' steady state.
+   */
+  private static final int EXTRA_ROUNDS = Integer.parseInt(System.getenv().getOrDefault("FERRY_W2_EXTRA_ROUNDS", "0"));
 
   private W2Worker() {}
 
@@ -34,22 +50,39 @@ public final class W2Worker {
       int n = ctx.quick() ? 1_000 : CALLS;
       Map<String, Object> result = new LinkedHashMap<>();
       for (int w : WINDOWS) {
-        windowed(agent, warm, w);
+        windowed(agent, warm, w, false);
         long t0 = System.nanoTime();
-        windowed(agent, n, w);
+        windowed(agent, n, w, TRACE);
         double seconds = (System.nanoTime() - t0) / 1e9;
         result.put("w" + w, Map.of("calls_per_s", n / seconds));
+      }
+      if (EXTRA_ROUNDS > 0) {
+        long t0 = System.nanoTime();
+        for (int r = 0; r < EXTRA_ROUNDS; r++) {
+          windowed(agent, n, 64, TRACE);
+        }
+        System.err.printf("W2 extra rounds: %d x %d calls at window 64, %.0f calls/s%n", EXTRA_ROUNDS, n,
+            EXTRA_ROUNDS * (double) n / ((System.nanoTime() - t0) / 1e9));
       }
       ctx.report(result);
     }
     agent.shutdown();
   }
 
-  /** {@code n} calls with at most {@code window} outstanding; checks that every call returned 1. */
-  private static void windowed(RpcAgent agent, int n, int window) {
+  /**
+   * {@code n} calls with at most {@code window} outstanding; checks that every call returned 1.
+   * With {@code trace}, prints how long each block of {@value #TRACE_BLOCK} calls took.
+   */
+  private static void windowed(RpcAgent agent, int n, int window, boolean trace) {
     ArrayDeque<RpcFuture<Integer>> fifo = new ArrayDeque<>(window);
+    int blocks = (n + TRACE_BLOCK - 1) / TRACE_BLOCK;
+    long[] blockStarts = trace ? new long[blocks + 1] : null; // and when the last call completed
+    long startedAtUptime = trace ? ManagementFactory.getRuntimeMXBean().getUptime() : 0;
     long done = 0;
     for (int i = 0; i < n; i++) {
+      if (trace && i % TRACE_BLOCK == 0) {
+        blockStarts[i / TRACE_BLOCK] = System.nanoTime();
+      }
       if (fifo.size() == window) {
         done += fifo.removeFirst().await();
       }
@@ -57,6 +90,15 @@ public final class W2Worker {
     }
     while (!fifo.isEmpty()) {
       done += fifo.removeFirst().await();
+    }
+    if (trace) {
+      blockStarts[blocks] = System.nanoTime();
+      StringBuilder line = new StringBuilder("W2 trace: window ").append(window).append(" from uptime ")
+          .append(startedAtUptime).append(" ms, us per ").append(TRACE_BLOCK).append(" calls:");
+      for (int b = 1; b <= blocks; b++) {
+        line.append(' ').append((blockStarts[b] - blockStarts[b - 1]) / 1_000);
+      }
+      System.err.println(line);
     }
     if (done != n) {
       throw new IllegalStateException("checksum " + done + " != " + n + " calls");
