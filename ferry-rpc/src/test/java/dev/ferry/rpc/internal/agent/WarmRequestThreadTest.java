@@ -62,13 +62,7 @@ class WarmRequestThreadTest {
     void shortRequestsWaitBehindTheRunningOneAndRunOnTheWarmThreadInOrder() throws Exception {
         WarmRequestThread warm = start("warm-order");
         warmUp(warm);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        assertThat(warm.offer(() -> {
-            started.countDown();
-            awaitQuietly(release);
-        })).isTrue();
-        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = runUntilReleased(warm);
         List<String> ran = new CopyOnWriteArrayList<>();
         CountDownLatch bothDone = new CountDownLatch(2);
         assertThat(warm.offer(() -> {
@@ -90,13 +84,7 @@ class WarmRequestThreadTest {
     void requestsThatWouldWaitLongGoElsewhere() throws Exception {
         WarmRequestThread warm = start("warm-full");
         // No short requests seen yet: the thread assumes each takes the stall limit, too long to queue.
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        assertThat(warm.offer(() -> {
-            started.countDown();
-            awaitQuietly(release);
-        })).isTrue();
-        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = runUntilReleased(warm);
         int accepted = 0;
         while (warm.offer(() -> { }) && accepted < 1_000) {
             accepted++;
@@ -154,13 +142,7 @@ class WarmRequestThreadTest {
     @Test
     void aLongRunningRequestMakesNewOnesGoElsewhere() throws Exception {
         WarmRequestThread warm = start("warm-long");
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        assertThat(warm.offer(() -> {
-            started.countDown();
-            awaitQuietly(release);
-        })).isTrue();
-        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = runUntilReleased(warm);
         awaitBlocked(warm);
         now.addAndGet(STALL + 1);
         assertThat(warm.offer(() -> { })).isFalse();
@@ -231,13 +213,7 @@ class WarmRequestThreadTest {
     void itHoldsItsPermitWhileAwakeAndGivesItBackWhileParked() throws Exception {
         WarmRequestThread warm = start("warm-permit");
         awaitPermitsRunning(0); // parked: a worker of one permit may run a request elsewhere
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        assertThat(warm.offer(() -> {
-            started.countDown();
-            awaitQuietly(release);
-        })).isTrue();
-        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = runUntilReleased(warm);
         assertThat(permit.running()).isEqualTo(1);
         assertThat(warm.idleWithPermit()).isFalse();
         release.countDown();
@@ -266,13 +242,7 @@ class WarmRequestThreadTest {
     void closingHandsTheBacklogOnAndRefusesNewRequests() throws Exception {
         WarmRequestThread warm = start("warm-close");
         warmUp(warm);
-        CountDownLatch release = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(1);
-        assertThat(warm.offer(() -> {
-            started.countDown();
-            awaitQuietly(release);
-        })).isTrue();
-        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch release = runUntilReleased(warm);
         CountDownLatch queuedRan = new CountDownLatch(1);
         assertThat(warm.offer(queuedRan::countDown)).isTrue();
         warm.stopTaking();
@@ -280,6 +250,18 @@ class WarmRequestThreadTest {
         assertThat(queuedRan.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(spilledOn).containsExactly("virtual");
         release.countDown();
+    }
+
+    /** Hands the thread a request that runs until the returned latch is counted down; returns once it runs. */
+    private static CountDownLatch runUntilReleased(WarmRequestThread warm) throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        CountDownLatch started = new CountDownLatch(1);
+        assertThat(warm.offer(() -> {
+            started.countDown();
+            awaitQuietly(release);
+        })).isTrue();
+        assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        return release;
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
