@@ -115,9 +115,6 @@ public final class FrameCodec {
      */
     public static final int REFERENCE_BYTES = 32 << 10;
 
-    /** Frames up to this size read from direct memory are parsed from a heap copy ({@link #heapCopy}). */
-    static final int HEAP_DECODE_BYTES = 16 << 10;
-
     /**
      * Writes the whole frame, length prefix included. Everything is copied into one direct buffer
      * from {@code alloc}, except out-of-band {@link ByteBuffer}s of at least {@link #REFERENCE_BYTES}:
@@ -317,24 +314,7 @@ public final class FrameCodec {
      * views of the peer's memory, and a control unit goes to {@code shared} (the result is then null).
      */
     public static InboundMessage decode(ByteBuf frame, SharedBuffers shared) {
-        if (frame.isDirect() && frame.readableBytes() <= HEAP_DECODE_BYTES) {
-            return decode(heapCopy(frame), true, shared);
-        }
         return decode(frame, false, shared);
-    }
-
-    /**
-     * A small frame copied whole to the heap, where its fields are parsed and its body and buffers
-     * are views rather than copies of their own: one bulk copy out of direct memory replaces a
-     * bounds- and reference-count-checked read per field plus a copy per body and buffer, and the
-     * JIT compiles heap reads into a fraction of the code (the direct-memory reads of Netty's
-     * no-Unsafe mode inline VarHandle and memory-session checks: the C2 compile of the frame reader
-     * inlined ~500 methods).
-     */
-    private static ByteBuf heapCopy(ByteBuf frame) {
-        byte[] bytes = new byte[frame.readableBytes()];
-        frame.readBytes(bytes);
-        return Unpooled.wrappedBuffer(bytes);
     }
 
     /**

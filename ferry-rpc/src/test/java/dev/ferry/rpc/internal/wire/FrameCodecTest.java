@@ -43,47 +43,6 @@ class FrameCodecTest {
     }
 
     @Test
-    void aSmallFrameInDirectMemoryIsDecodedFromOneHeapCopyThatOutlivesIt() {
-        EncodedPayload payload = new EncodedPayload(new byte[] {1, 2, 3},
-                List.of(new BufferObject.ByteBufferBufferObject(ByteBuffer.wrap(new byte[] {8, 9}))));
-        ByteBuf encoded = FrameCodec.encode(new OutboundMessage(MessageKind.CALL, 5, CallHeaders.empty().with(CONTEXT, 3L),
-                payload), ByteBufAllocator.DEFAULT, 1 << 20);
-        ByteBuf frame = Unpooled.directBuffer(encoded.readableBytes()).writeBytes(encoded);
-        encoded.release();
-        frame.skipBytes(4);
-        assertThat(frame.readableBytes()).isLessThanOrEqualTo(FrameCodec.HEAP_DECODE_BYTES);
-        InboundMessage in = FrameCodec.decode(frame, null);
-        assertThat(frame.isReadable()).isFalse(); // consumed, as a direct decode consumes it
-        frame.setZero(0, frame.capacity()).release(); // what the message holds is its own
-        assertThat(in.id()).isEqualTo(5);
-        assertThat(in.headers().get(CONTEXT)).isEqualTo(3L);
-        assertThat(in.inBand().isDirect()).isFalse();
-        assertThat(in.inBand().remaining()).isEqualTo(3);
-        assertThat(in.inBand().get(in.inBand().position() + 2)).isEqualTo((byte) 3);
-        ByteBuffer buffer = in.outOfBand().get(0);
-        assertThat(buffer.remaining()).isEqualTo(3); // the bytes, then the order byte
-        assertThat(buffer.get(buffer.position() + 1)).isEqualTo((byte) 9);
-    }
-
-    @Test
-    void aLargerFrameInDirectMemoryIsDecodedInPlace() {
-        EncodedPayload payload = new EncodedPayload(new byte[FrameCodec.HEAP_DECODE_BYTES], List.of());
-        ByteBuf encoded = FrameCodec.encode(new OutboundMessage(MessageKind.REPLY, 6, CallHeaders.empty(), payload),
-                ByteBufAllocator.DEFAULT, 1 << 20);
-        ByteBuf frame = Unpooled.directBuffer(encoded.readableBytes()).writeBytes(encoded);
-        encoded.release();
-        try {
-            frame.skipBytes(4);
-            InboundMessage in = FrameCodec.decode(frame, null);
-            assertThat(in.id()).isEqualTo(6);
-            assertThat(in.inBand().remaining()).isEqualTo(FrameCodec.HEAP_DECODE_BYTES);
-            assertThat(frame.isReadable()).isFalse();
-        } finally {
-            frame.release();
-        }
-    }
-
-    @Test
     void largeByteBuffersAreReferredToNotCopied() {
         ByteBuffer direct = ByteBuffer.allocateDirect(FrameCodec.REFERENCE_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         direct.put(5, (byte) 9);
