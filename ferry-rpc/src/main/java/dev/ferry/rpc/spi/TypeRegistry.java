@@ -17,6 +17,14 @@ public interface TypeRegistry {
     /** The first id available to applications; lower ids are Ferry's own. */
     int FIRST_USER_ID = 1000;
 
+    /**
+     * The first id of the range kept for Ferry's own modules built on this SPI ({@code ferry-distributed}'s
+     * tensor types): ids from here to {@link #FIRST_USER_ID} are accepted only from extensions whose
+     * class lives in a {@code dev.ferry} package, so an application's extension cannot take them by
+     * mistake and later collide with a Ferry module on its workers' class path.
+     */
+    int FIRST_MODULE_ID = 900;
+
     /** Registers {@code type} under {@code id} (at least {@link #FIRST_USER_ID}). */
     void register(Class<?> type, int id);
 

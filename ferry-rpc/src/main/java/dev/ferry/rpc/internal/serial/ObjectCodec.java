@@ -54,6 +54,7 @@ public final class ObjectCodec {
         internal.register(registry);
         for (SerializationExtension extension : extensions) {
             registry.userMode = true;
+            registry.ferryModule = extension.getClass().getName().startsWith("dev.ferry.");
             extension.register(registry);
         }
         this.fory = new ForyPool(new ForyBuilder()
@@ -156,6 +157,7 @@ public final class ObjectCodec {
     private static final class Registry implements TypeRegistry {
         private final List<Consumer<Fory>> actions = new ArrayList<>();
         private boolean userMode;
+        private boolean ferryModule;
 
         @Override
         public void register(Class<?> type, int id) {
@@ -173,7 +175,8 @@ public final class ObjectCodec {
         }
 
         private void checkId(Class<?> type, int id) {
-            if (userMode && id < FIRST_USER_ID) {
+            boolean moduleId = ferryModule && id >= FIRST_MODULE_ID;
+            if (userMode && id < FIRST_USER_ID && !moduleId) {
                 throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "type id " + id + " of " + type.getName()
                         + " is reserved for Ferry; extensions use ids from " + FIRST_USER_ID);
             }

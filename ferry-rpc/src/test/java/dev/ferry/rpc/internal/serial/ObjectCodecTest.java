@@ -1,6 +1,9 @@
 package dev.ferry.rpc.internal.serial;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.SerializationExtension;
+import dev.ferry.rpc.spi.TypeRegistry;
+import org.example.ferry.ApplicationExtension;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
@@ -45,6 +48,31 @@ class ObjectCodecTest {
         assertThat(back.blob()[7]).isEqualTo((byte) 9);
         assertThat(back.direct().get(5)).isEqualTo((byte) 4);
         assertThat(back.small()).isEqualTo(42);
+    }
+
+    /** A Ferry module's extension (its class is in a dev.ferry package) registering one type. */
+    record ModuleExtension(Class<?> type, int id) implements SerializationExtension {
+        @Override
+        public void register(TypeRegistry registry) {
+            registry.register(type, id);
+        }
+    }
+
+    @Test
+    void idsBelowTheUserRangeArePerRangeAndOwner() {
+        ClassPolicy policy = new ClassPolicy(List.of());
+        assertThatThrownBy(() -> new ObjectCodec(policy, List.of(new ApplicationExtension(Secret.class, 900)), 64 * 1024))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
+                .hasMessageContaining("type id 900 of " + Secret.class.getName() + " is reserved for Ferry")
+                .hasMessageContaining("extensions use ids from 1000");
+        assertThatThrownBy(() -> new ObjectCodec(policy, List.of(new ModuleExtension(Secret.class, 899)), 64 * 1024))
+                .hasMessageContaining("type id 899");
+
+        ObjectCodec module = new ObjectCodec(policy, List.of(new ModuleExtension(Secret.class, 900)), 64 * 1024);
+        ObjectCodec application = new ObjectCodec(policy, List.of(new ApplicationExtension(Secret.class, 1000)), 64 * 1024);
+        assertThat(roundTrip(module, module.encode(new Secret("m")))).isEqualTo(new Secret("m"));
+        assertThat(roundTrip(application, application.encode(new Secret("a")))).isEqualTo(new Secret("a"));
     }
 
     @Test
