@@ -46,6 +46,25 @@ class MultiProcessTest {
     }
 
     @Test
+    void aParameterServerTrainsALinearModelWithTwoTrainers() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(ParameterServer.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        for (int trainer = 1; trainer < 3; trainer++) {
+            String prefix = trainer + "|RESULT worker" + trainer + " final loss ";
+            assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(prefix)
+                    .satisfies(x -> assertThat(Double.parseDouble(x.substring(prefix.length()))).isLessThan(0.01)));
+        }
+        String prefix = "0|RESULT max weight error ";
+        assertThat(lines).anySatisfy(l -> {
+            assertThat(l).startsWith(prefix);
+            String[] errors = l.substring(prefix.length()).split(", bias error ");
+            assertThat(Double.parseDouble(errors[0])).isLessThan(0.02);
+            assertThat(Double.parseDouble(errors[1])).isLessThan(0.02);
+        });
+    }
+
+    @Test
     void largeBuffersBetweenProcessesOnOneHostGoThroughSharedMemory() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable()
                 && java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/shm")));
