@@ -32,6 +32,7 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.MessageContext;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.store.Store;
 import org.slf4j.Logger;
@@ -299,7 +300,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
-        EncodedPayload payload = codec.encode(new CallRequest(function, args));
+        EncodedPayload payload = codec.encode(new CallRequest(function, args), new MessageContext(this, headers));
         RpcFuture<Object> future = new RpcFuture<>();
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
@@ -528,7 +529,8 @@ public final class DefaultRpcAgent implements RpcAgent {
                     FutureCompleter.tryFail(call.future, error.toException(call.info.callee().name()));
                     return;
                 }
-                Object result = codec.decode(message.inBand(), message.outOfBand());
+                Object result = codec.decode(message.inBand(), message.outOfBand(),
+                        new MessageContext(DefaultRpcAgent.this, message.headers()));
                 for (CallInterceptor interceptor : interceptors) {
                     result = interceptor.afterReceiveResponse(call.info, result, message.headers());
                 }

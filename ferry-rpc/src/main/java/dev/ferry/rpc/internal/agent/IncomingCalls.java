@@ -23,6 +23,7 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.MessageContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -246,7 +247,8 @@ final class IncomingCalls {
         CallRequest request;
         CompletableFuture<Void> confirmations;
         try {
-            request = codec.decode(message.inBand(), message.outOfBand(), CallRequest.class);
+            request = codec.decode(message.inBand(), message.outOfBand(), new MessageContext(agent, message.headers()),
+                    CallRequest.class);
         } finally {
             confirmations = RRefContext.finishRecording();
         }
@@ -325,7 +327,7 @@ final class IncomingCalls {
             for (CallInterceptor interceptor : interceptors) {
                 headers = interceptor.beforeSendResponse(info, result, requestHeaders, headers);
             }
-            payload = codec.encode(result);
+            payload = codec.encode(result, new MessageContext(agent, headers));
         } catch (Throwable failure) {
             replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system);

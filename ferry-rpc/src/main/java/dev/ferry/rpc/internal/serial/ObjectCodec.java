@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.serial;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.MessageContext;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TypeRegistry;
 import org.apache.fory.Fory;
@@ -32,6 +33,8 @@ public final class ObjectCodec {
      * instances, so binding state into a serializer would mix agents living in one JVM.
      */
     private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
+    /** The message at work on this thread, for {@link MessageContext#current()}. */
+    private static final ThreadLocal<MessageContext> MESSAGE = new ThreadLocal<>();
 
     private final ForyPool fory;
     private final int outOfBandThreshold;
@@ -73,9 +76,19 @@ public final class ObjectCodec {
 
     /** Encodes {@code value}; failures are {@link RpcException}s with code SERIALIZATION_ERROR. */
     public EncodedPayload encode(Object value) {
+        return encode(value, null);
+    }
+
+    /**
+     * Encodes {@code value} as the payload of {@code message} (which serializers see as
+     * {@link MessageContext#current()}; null for none).
+     */
+    public EncodedPayload encode(Object value, MessageContext message) {
         List<BufferObject> outOfBand = new ArrayList<>(0);
         Object previous = CURRENT.get();
         CURRENT.set(attachment);
+        MessageContext previousMessage = MESSAGE.get();
+        MESSAGE.set(message);
         try {
             byte[] inBand = fory.execute(f -> f.serialize(value, buffer -> {
                 if (buffer.totalBytes() >= outOfBandThreshold) {
@@ -92,6 +105,7 @@ public final class ObjectCodec {
                     "cannot encode a value of type " + typeName(value) + ": " + e.getMessage(), e);
         } finally {
             CURRENT.set(previous);
+            MESSAGE.set(previousMessage);
         }
     }
 
@@ -99,8 +113,15 @@ public final class ObjectCodec {
      * Decodes a value. The buffers are only read during the call; nothing decoded aliases them.
      */
     public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand) {
+        return decode(inBand, outOfBand, (MessageContext) null);
+    }
+
+    /** Decodes the payload of {@code message} (see {@link #encode(Object, MessageContext)}). */
+    public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, MessageContext message) {
         Object previous = CURRENT.get();
         CURRENT.set(attachment);
+        MessageContext previousMessage = MESSAGE.get();
+        MESSAGE.set(message);
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
             // Always pass the list, even empty: streams written with a buffer callback require it.
@@ -116,7 +137,13 @@ public final class ObjectCodec {
                     "cannot decode a message: " + innermostMessage(e), e);
         } finally {
             CURRENT.set(previous);
+            MESSAGE.set(previousMessage);
         }
+    }
+
+    /** The message being encoded or decoded on this thread, or null. */
+    public static MessageContext currentMessage() {
+        return MESSAGE.get();
     }
 
     /** The attachment of the codec working on this thread, or null outside encode and decode. */
@@ -126,7 +153,12 @@ public final class ObjectCodec {
 
     /** Decodes a value expected to be of {@code type}, failing clearly for anything else. */
     public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, Class<T> type) {
-        Object value = decode(inBand, outOfBand);
+        return decode(inBand, outOfBand, null, type);
+    }
+
+    /** Decodes the payload of {@code message}, expected to be of {@code type}. */
+    public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, MessageContext message, Class<T> type) {
+        Object value = decode(inBand, outOfBand, message);
         if (!type.isInstance(value)) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "expected a " + type.getName() + " but the message held " + typeName(value)
