@@ -20,7 +20,9 @@ import org.apache.fory.serializer.Serializer;
  *
  * A view that uses at most half of a storage of 8 KiB or more goes as a compact copy of the viewed
  * elements ({@link #wireForm}). On the receiver the tensor is a fresh leaf: no history, no
- * {@code grad}, {@code requiresGrad} as sent.
+ * {@code grad}, {@code requiresGrad} as sent; except inside a distributed autograd context, where
+ * tensors (not parameters) that require grad are recorded in the message's send and receive
+ * functions ({@link AutogradRecording}).
  */
 public final class TensorSerializer<T extends Tensor> extends Serializer<T> {
     /** Views of storages smaller than this are sent with their whole storage (PyTorch's threshold). */
@@ -40,6 +42,9 @@ public final class TensorSerializer<T extends Tensor> extends Serializer<T> {
 
     @Override
     public void write(WriteContext write, T value) {
+        if (!parameter) {
+            AutogradRecording.sent(value);
+        }
         Tensor wire = wireForm(value);
         write.writeRef(wire.storage());
         MemoryBuffer buffer = write.getBuffer();
@@ -75,7 +80,10 @@ public final class TensorSerializer<T extends Tensor> extends Serializer<T> {
         if (requiresGrad && !storage.dtype().isFloatingPoint()) {
             throw new MalformedTensorException("a tensor of dtype " + storage.dtype() + " cannot require grad");
         }
-        return (T) (parameter ? new Parameter(tensor, requiresGrad) : tensor.requiresGrad_(requiresGrad));
+        // A parameter stays a leaf; a tensor received in a distributed autograd context gets the
+        // message's receive function as history.
+        return (T) (parameter ? new Parameter(tensor, requiresGrad)
+                : AutogradRecording.received(tensor.requiresGrad_(requiresGrad)));
     }
 
     /**

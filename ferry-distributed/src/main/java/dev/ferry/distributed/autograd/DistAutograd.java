@@ -1,0 +1,122 @@
+package dev.ferry.distributed.autograd;
+
+import dev.ferry.distributed.internal.ContextContainer;
+import dev.ferry.distributed.internal.ContextState;
+import dev.ferry.distributed.internal.CurrentContext;
+import dev.ferry.distributed.internal.GradientCalls;
+import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.tensor.Tensor;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Distributed autograd, PyTorch's {@code torch.distributed.autograd}: a backward pass that follows
+ * tensors across the calls that carried them. Inside a {@link #context()}, sending a tensor that
+ * requires grad (as an argument or a result) records a send function on the sender and gives the
+ * receiver's copy a receive function as history; {@link #backward} starts a pass on this worker and,
+ * whenever it reaches a receive function, sends the gradients to the worker that sent the tensor,
+ * which carries the pass on there (PyTorch's FAST mode). Gradients of each worker's leaves
+ * accumulate in that worker's part of the context ({@link #getGradients}), never in {@code .grad},
+ * so concurrent passes in different contexts do not mix.
+ *
+ * <p>{@code ferry-distributed} on the class path is all it takes: its call interceptor and tensor
+ * codec are installed on every agent by {@link java.util.ServiceLoader}. The static methods use the
+ * agent {@link Rpc#current()} returns; pass an agent explicitly when several live in one JVM.
+ *
+ * <pre>{@code
+ * try (DistAutogradContext context = DistAutograd.context()) {
+ *     Tensor t1 = Tensors.rand(3, 3).requiresGrad_(true);
+ *     Tensor loss = Rpc.rpcSync("worker1", MyOps::square, t1).sum();
+ *     DistAutograd.backward(context.id(), List.of(loss));
+ *     Tensor dt1 = DistAutograd.getGradients(context.id()).get(t1);   // 2 * t1
+ * }
+ * }</pre>
+ *
+ * <p>As in PyTorch, a {@link dev.ferry.tensor.Parameter} sent in a call arrives as a leaf (no
+ * history); an {@link dev.ferry.rpc.AsyncExecution} handler runs in the context until it returns
+ * its future, not in the future's continuations.
+ */
+public final class DistAutograd {
+    private DistAutograd() {
+    }
+
+    /** Opens a context on the current agent and makes it this thread's context. */
+    public static DistAutogradContext context() {
+        return context(Rpc.current());
+    }
+
+    /**
+     * Opens a context on {@code agent} and makes it this thread's context until closed.
+     *
+     * @throws IllegalStateException if this thread is already in a context
+     */
+    public static DistAutogradContext context(RpcAgent agent) {
+        Objects.requireNonNull(agent, "agent");
+        if (CurrentContext.get() != null) {
+            throw new IllegalStateException("Already have an autograd context id for this thread.");
+        }
+        ContextState state = ContextContainer.of(agent).create();
+        return new DistAutogradContext(state, CurrentContext.bind(state));
+    }
+
+    /** The id of this thread's context. */
+    public static long currentContextId() {
+        ContextState state = CurrentContext.get();
+        if (state == null) {
+            throw new IllegalStateException("Current thread doesn't have a valid autograd context. Please wrap your"
+                    + " code using: try (DistAutogradContext context = DistAutograd.context()) to generate a valid"
+                    + " context");
+        }
+        return state.id();
+    }
+
+    /** {@link #backward(long, List, boolean)} without retaining the graph. */
+    public static void backward(long contextId, List<Tensor> roots) {
+        backward(contextId, roots, false);
+    }
+
+    /**
+     * Runs a backward pass from scalar {@code roots} in context {@code contextId}, across every worker
+     * the pass reaches; returns when all of them are done.
+     *
+     * @throws IllegalArgumentException for an unknown context ("Could not find autograd context with id: N"),
+     *                                  or roots that do not require grad or are not scalars
+     */
+    public static void backward(long contextId, List<Tensor> roots, boolean retainGraph) {
+        lookup(null, contextId).backward(roots, retainGraph);
+    }
+
+    /** {@link #backward(long, List, boolean)} on {@code agent}'s part of the context. */
+    public static void backward(RpcAgent agent, long contextId, List<Tensor> roots, boolean retainGraph) {
+        lookup(Objects.requireNonNull(agent, "agent"), contextId).backward(roots, retainGraph);
+    }
+
+    /** The gradients this worker's leaves received in context {@code contextId}, by tensor (identity). */
+    public static Map<Tensor, Tensor> getGradients(long contextId) {
+        return lookup(null, contextId).gradients();
+    }
+
+    /** {@link #getGradients(long)} on {@code agent}'s part of the context. */
+    public static Map<Tensor, Tensor> getGradients(RpcAgent agent, long contextId) {
+        return lookup(Objects.requireNonNull(agent, "agent"), contextId).gradients();
+    }
+
+    /** The context of this thread if it has that id (and belongs to {@code agent}), else the agent's. */
+    private static ContextState lookup(RpcAgent agent, long contextId) {
+        ContextState current = CurrentContext.get();
+        if (current != null && current.id() == contextId && (agent == null || current.container().agent() == agent)) {
+            return current;
+        }
+        return ContextContainer.of(agent != null ? agent : Rpc.current()).get(contextId);
+    }
+
+    static void release(ContextState state) {
+        ContextState removed = ContextContainer.of(state.container().agent()).remove(state.id());
+        if (removed != null) {
+            GradientCalls.releaseElsewhere(removed, -1);
+        }
+    }
+}

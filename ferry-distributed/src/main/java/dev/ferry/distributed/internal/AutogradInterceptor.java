@@ -1,0 +1,50 @@
+package dev.ferry.distributed.internal;
+
+import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.CallInfo;
+import dev.ferry.rpc.spi.CallInterceptor;
+
+/**
+ * Carries the current distributed autograd context across calls: a request sent by a thread in a
+ * context carries its id in the header (with a new autograd message id), the handler on the callee
+ * runs in the same context, and its response carries it back. The tensors of those messages are
+ * recorded by the tensor codec ({@link AutogradRecording}), which sees the headers.
+ *
+ * <p>Installed on every agent by {@link java.util.ServiceLoader} when {@code ferry-distributed} is
+ * on the class path; it does nothing for calls made outside a context.
+ */
+public final class AutogradInterceptor implements CallInterceptor {
+
+    /** Public for {@link java.util.ServiceLoader}. */
+    public AutogradInterceptor() {
+    }
+
+    @Override
+    public CallHeaders beforeSendRequest(CallInfo call, Object[] args, CallHeaders headers) {
+        ContextState context = CurrentContext.get();
+        if (context == null || !context.container().agent().getWorkerInfo().equals(call.caller())) {
+            return headers;
+        }
+        context.knows(call.callee().id());
+        return AutogradHeaders.mark(headers, context.id(), call.caller().id());
+    }
+
+    @Override
+    public Scope onHandlerStart(CallInfo call, CallHeaders headers) {
+        Long contextId = AutogradHeaders.contextId(headers);
+        if (contextId == null) {
+            return Scope.NOOP;
+        }
+        ContextState context = ContextContainer.of(Rpc.current()).getOrCreate(contextId);
+        context.knows(call.caller().id());
+        return CurrentContext.bind(context);
+    }
+
+    @Override
+    public CallHeaders beforeSendResponse(CallInfo call, Object result, CallHeaders requestHeaders,
+                                          CallHeaders responseHeaders) {
+        Long contextId = AutogradHeaders.contextId(requestHeaders);
+        return contextId == null ? responseHeaders : AutogradHeaders.mark(responseHeaders, contextId, call.callee().id());
+    }
+}

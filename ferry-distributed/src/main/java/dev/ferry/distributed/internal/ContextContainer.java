@@ -1,0 +1,77 @@
+package dev.ferry.distributed.internal;
+
+import dev.ferry.rpc.RpcAgent;
+
+import java.util.Collection;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One agent's distributed autograd contexts (PyTorch's {@code DistAutogradContainer}, which is per
+ * process; here per agent, because several agents may share a JVM). Context ids are
+ * {@code (workerId << 48) + n}, unique in the group without coordination; contexts of other workers
+ * are created here when a message of theirs arrives.
+ */
+public final class ContextContainer {
+    static final long COUNTER_MASK = (1L << 48) - 1;
+    private static final Map<RpcAgent, ContextContainer> BY_AGENT = new WeakHashMap<>();
+
+    private final RpcAgent agent;
+    private final int workerId;
+    private final AtomicLong nextContext = new AtomicLong();
+    private final Map<Long, ContextState> contexts = new ConcurrentHashMap<>();
+
+    private ContextContainer(RpcAgent agent) {
+        this.agent = agent;
+        this.workerId = agent.getWorkerInfo().id();
+    }
+
+    /** The container of {@code agent}, created on first use. */
+    public static ContextContainer of(RpcAgent agent) {
+        synchronized (BY_AGENT) {
+            return BY_AGENT.computeIfAbsent(agent, ContextContainer::new);
+        }
+    }
+
+    public RpcAgent agent() {
+        return agent;
+    }
+
+    public int workerId() {
+        return workerId;
+    }
+
+    /** A new context created by this worker. */
+    public ContextState create() {
+        long id = ((long) workerId << 48) | (nextContext.getAndIncrement() & COUNTER_MASK);
+        ContextState state = new ContextState(id, this);
+        contexts.put(id, state);
+        return state;
+    }
+
+    /** The context {@code id}, created here if a message of it arrives first. */
+    ContextState getOrCreate(long id) {
+        return contexts.computeIfAbsent(id, key -> new ContextState(key, this));
+    }
+
+    /** The context {@code id}; fails as PyTorch does for an unknown id. */
+    public ContextState get(long id) {
+        ContextState state = contexts.get(id);
+        if (state == null) {
+            throw new IllegalArgumentException("Could not find autograd context with id: " + id);
+        }
+        return state;
+    }
+
+    /** Drops context {@code id} here; returns it, or null if it was not here. */
+    public ContextState remove(long id) {
+        return contexts.remove(id);
+    }
+
+    /** The contexts alive here (for debug info and tests). */
+    public Collection<ContextState> contexts() {
+        return contexts.values();
+    }
+}

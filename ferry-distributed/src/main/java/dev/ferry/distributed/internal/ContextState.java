@@ -1,0 +1,116 @@
+package dev.ferry.distributed.internal;
+
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.autograd.Autograd;
+import dev.ferry.tensor.autograd.Edge;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One worker's part of a distributed autograd context (PyTorch's {@code DistAutogradContext}): the
+ * send functions recorded for the tensors requiring grad that this worker sent in the context
+ * (by autograd message id: the gradient edges of those tensors, in the order they were encoded),
+ * the receive functions of the tensors it received, the gradients accumulated for its leaves,
+ * and the workers it exchanged messages with (so that releasing the context reaches them).
+ *
+ * <p>Thread-safe: messages of one context may be encoded, decoded and back-propagated on several
+ * threads at once.
+ */
+public final class ContextState {
+    private final long id;
+    private final ContextContainer container;
+    private final Map<Long, List<Edge>> sendFunctions = new ConcurrentHashMap<>();
+    private final Map<Long, RecvRpcBackward> recvFunctions = new ConcurrentHashMap<>();
+    private final Map<Tensor, Tensor> gradients = new IdentityHashMap<>();
+    private final Set<Integer> knownWorkers = ConcurrentHashMap.newKeySet();
+
+    ContextState(long id, ContextContainer container) {
+        this.id = id;
+        this.container = container;
+    }
+
+    public long id() {
+        return id;
+    }
+
+    public ContextContainer container() {
+        return container;
+    }
+
+    void recordSend(long messageId, Edge edge) {
+        sendFunctions.computeIfAbsent(messageId, key -> Collections.synchronizedList(new ArrayList<>())).add(edge);
+    }
+
+    RecvRpcBackward recvFunction(long messageId, int fromWorker) {
+        knownWorkers.add(fromWorker);
+        return recvFunctions.computeIfAbsent(messageId, key -> new RecvRpcBackward(this, key, fromWorker));
+    }
+
+    void knows(int workerId) {
+        if (workerId != container.workerId()) {
+            knownWorkers.add(workerId);
+        }
+    }
+
+    /**
+     * Runs the backward pass from the send function of message {@code messageId} with the
+     * gradients its receiver computed (FAST mode: each arrival runs the local engine at once). The
+     * graph is kept: other send functions of the context may reach the same nodes.
+     */
+    void runSendFunction(long messageId, List<Tensor> grads) {
+        List<Edge> edges = sendFunctions.get(messageId);
+        if (edges == null) {
+            throw new IllegalArgumentException("autograd context " + id + " on worker " + container.workerId()
+                    + " has no send function for message " + messageId);
+        }
+        List<Edge> roots;
+        synchronized (edges) {
+            roots = List.copyOf(edges);
+        }
+        if (roots.size() != grads.size()) {
+            throw new IllegalArgumentException("message " + messageId + " sent " + roots.size()
+                    + " tensors that require grad, but " + grads.size() + " gradients came back");
+        }
+        Autograd.backward(roots, grads, this::accumulate, true);
+    }
+
+    /** Starts a backward pass here from scalar {@code roots}. */
+    public void backward(List<Tensor> roots, boolean retainGraph) {
+        Autograd.backward(roots, this::accumulate, retainGraph);
+    }
+
+    private void accumulate(Tensor leaf, Tensor gradient) {
+        synchronized (gradients) {
+            Tensor old = gradients.get(leaf);
+            gradients.put(leaf, old == null ? gradient.detach().clone() : old.add(gradient));
+        }
+    }
+
+    /** The gradients accumulated so far, by leaf tensor (identity). A copy. */
+    public Map<Tensor, Tensor> gradients() {
+        synchronized (gradients) {
+            return new IdentityHashMap<>(gradients);
+        }
+    }
+
+    /** The workers this context exchanged messages with. */
+    public Set<Integer> knownWorkerIds() {
+        return Set.copyOf(knownWorkers);
+    }
+
+    /** Ids of the messages this worker sent with tensors requiring grad (PyTorch's {@code _send_functions}). */
+    public Set<Long> sendFunctionIds() {
+        return Set.copyOf(sendFunctions.keySet());
+    }
+
+    /** Ids of the messages this worker received with tensors requiring grad ({@code _recv_functions}). */
+    public Set<Long> recvFunctionIds() {
+        return Set.copyOf(recvFunctions.keySet());
+    }
+}

@@ -1,0 +1,67 @@
+package dev.ferry.distributed.internal;
+
+import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.tensor.Tensor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+
+/**
+ * The calls distributed autograd makes between workers (PyTorch's {@code PropagateGradientsReq}
+ * and {@code CleanupAutogradContextReq}), as ordinary Ferry calls: the public static methods run
+ * on the receiving worker.
+ */
+public final class GradientCalls {
+    private static final Logger log = LoggerFactory.getLogger(GradientCalls.class);
+
+    private GradientCalls() {
+    }
+
+    /** Sends the gradients of message {@code messageId}'s tensors back to {@code to}, and waits for its pass. */
+    static void propagate(ContextState context, int to, long messageId, List<Tensor> grads) {
+        RpcAgent agent = context.container().agent();
+        agent.rpcSync(agent.getWorkerInfo(to).name(), GradientCalls::runSendFunction, context.id(), messageId, grads);
+    }
+
+    /** Runs on the worker that sent message {@code messageId} in context {@code contextId}. */
+    public static Boolean runSendFunction(long contextId, long messageId, List<Tensor> grads) {
+        ContextContainer.of(Rpc.current()).get(contextId).runSendFunction(messageId, grads);
+        return Boolean.TRUE;
+    }
+
+    /** Asks every worker {@code context} reached, except {@code except}, to release it too (fire and forget). */
+    public static void releaseElsewhere(ContextState context, int except) {
+        RpcAgent agent = context.container().agent();
+        if (!agent.isRunning()) {
+            return;
+        }
+        int self = context.container().workerId();
+        for (int worker : context.knownWorkerIds()) {
+            if (worker == except || worker == self) {
+                continue;
+            }
+            try {
+                agent.rpcAsync(agent.getWorkerInfo(worker).name(), GradientCalls::release, context.id(), self)
+                        .addDoneCallback(done -> {
+                            if (done.failed()) {
+                                log.debug("releasing autograd context {} on worker {} failed", context.id(), worker,
+                                        done.exceptionNow());
+                            }
+                        });
+            } catch (RuntimeException e) {
+                log.debug("could not ask worker {} to release autograd context {}", worker, context.id(), e);
+            }
+        }
+    }
+
+    /** Runs on a worker the context reached: releases it there and passes the request on. */
+    public static Boolean release(long contextId, int from) {
+        ContextState state = ContextContainer.of(Rpc.current()).remove(contextId);
+        if (state != null) {
+            releaseElsewhere(state, from);
+        }
+        return Boolean.TRUE;
+    }
+}

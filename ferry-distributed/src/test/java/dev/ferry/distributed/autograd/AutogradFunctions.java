@@ -1,0 +1,57 @@
+package dev.ferry.distributed.autograd;
+
+import dev.ferry.distributed.internal.ContextContainer;
+import dev.ferry.rpc.Rpc;
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.Tensors;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Functions the distributed autograd tests run on other workers. */
+public final class AutogradFunctions {
+    /** Each worker's own leaf (several workers share this JVM, so by worker name). */
+    private static final Map<String, Tensor> WEIGHTS = new ConcurrentHashMap<>();
+
+    private AutogradFunctions() {
+    }
+
+    public static Tensor add(Tensor a, Tensor b) {
+        return a.add(b);
+    }
+
+    public static Tensor doubled(Tensor t) {
+        return t.mul(2);
+    }
+
+    /** Calls {@code next} with {@code t}, then triples what comes back: d/dt = 6 through two hops. */
+    public static Tensor chain(String next, Tensor t) {
+        Tensor doubled = Rpc.rpcSync(next, AutogradFunctions::doubled, t);
+        return doubled.mul(3);
+    }
+
+    /** {@code x} times this worker's weight, a leaf that lives here. */
+    public static Tensor timesWeight(Tensor x) {
+        return x.mul(weight());
+    }
+
+    /** The gradient this worker's weight received in context {@code contextId}. */
+    public static Tensor weightGradient(long contextId) {
+        return DistAutograd.getGradients(contextId).get(weight());
+    }
+
+    public static Tensor weight() {
+        return WEIGHTS.computeIfAbsent(Rpc.getWorkerInfo().name(),
+                name -> Tensors.ones(2, 2).mul(3).requiresGrad_(true));
+    }
+
+    /** How many autograd contexts this worker holds. */
+    public static Integer contextCount() {
+        return ContextContainer.of(Rpc.current()).contexts().size();
+    }
+
+    /** Whether the handler runs in the caller's context. */
+    public static Long contextIdSeenByHandler() {
+        return DistAutograd.currentContextId();
+    }
+}

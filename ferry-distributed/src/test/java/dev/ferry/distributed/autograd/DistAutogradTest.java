@@ -1,0 +1,209 @@
+package dev.ferry.distributed.autograd;
+
+import dev.ferry.distributed.internal.ContextContainer;
+import dev.ferry.rpc.BackendType;
+import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.testing.LocalCluster;
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.Tensors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Backward passes across three workers over loopback sockets, after PyTorch's
+ * {@code dist_autograd_test.py}: gradients through a remote call, a nested chain, a remote
+ * worker's own leaf, retained graphs, concurrent contexts, release, and the errors.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class DistAutogradTest {
+    private static LocalCluster cluster;
+    private static RpcAgent worker0;
+
+    @BeforeAll
+    static void start() {
+        cluster = LocalCluster.start(3);
+        worker0 = cluster.agent(0);
+    }
+
+    @AfterAll
+    static void stop() {
+        cluster.close();
+    }
+
+    @Test
+    void gradientsComeBackThroughARemoteCall() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t1 = Tensors.rand(3, 3).requiresGrad_(true);
+            Tensor t2 = Tensors.rand(3, 3).requiresGrad_(true);
+            Tensor result = worker0.rpcSync("worker1", AutogradFunctions::add, t1, t2);
+
+            assertThat(result.gradFn().name()).isEqualTo("RecvRpcBackward");
+            context.backward(List.of(result.sum()));
+
+            Map<Tensor, Tensor> grads = context.gradients();
+            assertThat(grads).hasSize(2);
+            assertThat(grads.get(t1).equal(Tensors.ones(3, 3))).isTrue();
+            assertThat(grads.get(t2).equal(Tensors.ones(3, 3))).isTrue();
+            assertThat(t1.grad()).as(".grad is left alone").isNull();
+            assertThat(context.sendFunctionIds()).hasSize(1);
+            assertThat(context.recvFunctionIds()).hasSize(1);
+            assertThat(context.knownWorkerIds()).containsExactly(1);
+        }
+    }
+
+    @Test
+    void aPassFollowsANestedChainAcrossThreeWorkers() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(2, 3).requiresGrad_(true);
+            Tensor out = worker0.rpcSync("worker1", AutogradFunctions::chain, "worker2", t);
+
+            DistAutograd.backward(context.id(), List.of(out.sum()));
+
+            assertThat(out.equal(t.detach().mul(6))).isTrue();
+            assertThat(DistAutograd.getGradients(context.id()).get(t).equal(Tensors.ones(2, 3).mul(6))).isTrue();
+        }
+    }
+
+    @Test
+    void aRemoteWorkersLeafGetsItsGradientInItsOwnPartOfTheContext() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor x = Tensors.rand(2, 2).requiresGrad_(true);
+            Tensor y = worker0.rpcSync("worker1", AutogradFunctions::timesWeight, x);
+
+            context.backward(List.of(y.sum()));
+
+            assertThat(context.gradients().get(x).equal(Tensors.ones(2, 2).mul(3))).isTrue();
+            Tensor weightGrad = worker0.rpcSync("worker1", AutogradFunctions::weightGradient, context.id());
+            assertThat(weightGrad.allclose(x.detach())).isTrue();
+            assertThat(context.gradients()).doesNotContainKey(weightGrad);
+        }
+    }
+
+    @Test
+    void gradientsFlowThroughAnRRefsValueFetchedWithToHere() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(3).requiresGrad_(true);
+            try (RRef<Tensor> doubled = worker0.remote("worker1", AutogradFunctions::doubled, t)) {
+                Tensor here = doubled.toHere();
+
+                context.backward(List.of(here.mul(5).sum()));
+            }
+            assertThat(context.gradients().get(t).equal(Tensors.ones(3).mul(10))).isTrue();
+        }
+    }
+
+    @Test
+    void theHandlerRunsInTheCallersContext() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            assertThat(worker0.rpcSync("worker1", AutogradFunctions::contextIdSeenByHandler)).isEqualTo(context.id());
+            assertThat(context.id() >>> 48).as("the creator's id in the top bits").isZero();
+        }
+        assertThatThrownBy(() -> worker0.rpcSync("worker1", AutogradFunctions::contextIdSeenByHandler))
+                .isInstanceOf(RpcException.class)
+                .hasMessageContaining("Current thread doesn't have a valid autograd context");
+    }
+
+    @Test
+    void aRetainedGraphCanBeDifferentiatedTwice() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t1 = Tensors.rand(3).requiresGrad_(true);
+            Tensor loss = worker0.rpcSync("worker1", AutogradFunctions::doubled, t1).sum();
+
+            context.backward(List.of(loss), true);
+            context.backward(List.of(loss));
+
+            assertThat(context.gradients().get(t1).equal(Tensors.ones(3).mul(4))).isTrue();
+        }
+    }
+
+    @Test
+    void concurrentContextsKeepTheirGradientsApart() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        try {
+            Callable<Boolean> pass = () -> {
+                try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                    Tensor t = Tensors.rand(4).requiresGrad_(true);
+                    Tensor loss = worker0.rpcSync("worker2", AutogradFunctions::doubled, t).sum();
+                    context.backward(List.of(loss));
+                    return context.gradients().size() == 1
+                            && context.gradients().get(t).equal(Tensors.ones(4).mul(2));
+                }
+            };
+            List<Future<Boolean>> results = threads.invokeAll(List.of(pass, pass, pass, pass, pass, pass, pass, pass));
+            for (Future<Boolean> result : results) {
+                assertThat(result.get(30, TimeUnit.SECONDS)).isTrue();
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    @Test
+    void closingAContextReleasesItOnEveryWorkerItReached() {
+        long id;
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            id = context.id();
+            Tensor t = Tensors.rand(2).requiresGrad_(true);
+            worker0.rpcSync("worker1", AutogradFunctions::chain, "worker2", t);
+            for (String worker : List.of("worker1", "worker2")) {
+                assertThat(worker0.rpcSync(worker, AutogradFunctions::contextCount)).isGreaterThanOrEqualTo(1);
+            }
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            for (String worker : List.of("worker1", "worker2")) {
+                assertThat(worker0.rpcSync(worker, AutogradFunctions::contextCount)).as(worker).isZero();
+            }
+        });
+        assertThat(ContextContainer.of(worker0).contexts()).isEmpty();
+        assertThatThrownBy(() -> DistAutograd.getGradients(worker0, id))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Could not find autograd context with id: " + id);
+        assertThatThrownBy(() -> DistAutograd.backward(worker0, 100, List.of(), false))
+                .hasMessage("Could not find autograd context with id: 100");
+    }
+
+    @Test
+    void errorsSayWhatIsWrong() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            assertThatThrownBy(() -> DistAutograd.context(worker0))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessage("Already have an autograd context id for this thread.");
+            assertThatThrownBy(() -> context.backward(List.of(Tensors.rand(3))))
+                    .hasMessageContaining("does not require grad and does not have a grad_fn");
+            assertThatThrownBy(() -> context.backward(List.of(Tensors.rand(3).requiresGrad_(true))))
+                    .hasMessageContaining("grad can be implicitly created only for scalar outputs");
+        }
+        assertThatThrownBy(() -> DistAutograd.currentContextId())
+                .hasMessageContaining("Current thread doesn't have a valid autograd context");
+    }
+
+    @Test
+    void theInProcessBackendRunsDistributedPassesToo() {
+        try (LocalCluster inProcess = LocalCluster.start(2, BackendType.IN_PROCESS);
+             DistAutogradContext context = DistAutograd.context(inProcess.agent(0))) {
+            Tensor t = Tensors.rand(3).requiresGrad_(true);
+            Tensor out = inProcess.agent(0).rpcSync("worker1", AutogradFunctions::doubled, t);
+
+            context.backward(List.of(out.sum()));
+
+            assertThat(context.gradients().get(t).equal(Tensors.ones(3).mul(2))).isTrue();
+        }
+    }
+}
