@@ -4,15 +4,12 @@ import dev.ferry.distributed.TensorFunctions.Holder;
 import dev.ferry.distributed.TensorFunctions.Layout;
 import dev.ferry.rpc.BackendType;
 import dev.ferry.rpc.RRef;
-import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.testing.LocalCluster;
 import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Parameter;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,29 +26,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * pickler's rules (shared storages, compacted sparse views, {@code requires_grad}).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class TensorsOverRpcTest {
-    private static LocalCluster cluster;
-    private static RpcAgent caller;
-
-    @BeforeAll
-    static void start() {
-        cluster = LocalCluster.start(2);
-        caller = cluster.agent(0);
-    }
-
-    @AfterAll
-    static void stop() {
-        cluster.close();
-    }
-
+class TensorsOverRpcTest extends ThreeWorkers {
     @Test
     void sumOfTwoTensorsComesBackThroughEveryCallForm() {
         Tensor ones = Tensors.ones(3, 3);
         Tensor expected = Tensors.ones(3, 3).mul(2);
 
-        assertThat(caller.rpcSync("worker1", TensorFunctions::add, ones, ones).equal(expected)).isTrue();
-        assertThat(caller.rpcAsync("worker1", TensorFunctions::add, ones, ones).await().equal(expected)).isTrue();
-        try (RRef<Tensor> rref = caller.remote("worker1", TensorFunctions::add, ones, ones)) {
+        assertThat(worker0.rpcSync("worker1", TensorFunctions::add, ones, ones).equal(expected)).isTrue();
+        assertThat(worker0.rpcAsync("worker1", TensorFunctions::add, ones, ones).await().equal(expected)).isTrue();
+        try (RRef<Tensor> rref = worker0.remote("worker1", TensorFunctions::add, ones, ones)) {
             assertThat(rref.toHere().equal(expected)).isTrue();
         }
     }
@@ -60,7 +43,7 @@ class TensorsOverRpcTest {
     void hundredAsyncCallsIncludingAnEmptyTensor() {
         List<RpcFuture<Tensor>> futures = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
-            futures.add(caller.rpcAsync("worker1", TensorFunctions::add, Tensors.ones(i, i), Tensors.ones(i, i)));
+            futures.add(worker0.rpcAsync("worker1", TensorFunctions::add, Tensors.ones(i, i), Tensors.ones(i, i)));
         }
         List<Tensor> results = RpcFuture.waitAll(futures);
         for (int i = 0; i < 100; i++) {
@@ -77,7 +60,7 @@ class TensorsOverRpcTest {
         Map<Tensor, Tensor> keyedByTensor = Map.of(a, b);
         Object argument = List.of(holder, keyedByTensor, List.of(a));
 
-        double remote = caller.rpcSync("worker1", TensorFunctions::sumAll, argument);
+        double remote = worker0.rpcSync("worker1", TensorFunctions::sumAll, argument);
 
         assertThat(remote).isEqualTo(TensorFunctions.sumAll(argument)).isEqualTo(2 + 6 + 4 + 2 + 6 + 2);
     }
@@ -87,8 +70,8 @@ class TensorsOverRpcTest {
         Tensor base = Tensors.rand(5, 5);
         Tensor view = base.narrow(1, 2, 2);
 
-        Layout seen = caller.rpcSync("worker1", TensorFunctions::layoutOf, view);
-        Tensor back = (Tensor) caller.rpcSync("worker1", TensorFunctions::echo, view);
+        Layout seen = worker0.rpcSync("worker1", TensorFunctions::layoutOf, view);
+        Tensor back = (Tensor) worker0.rpcSync("worker1", TensorFunctions::echo, view);
 
         assertThat(seen.contiguous()).isFalse();
         assertThat(seen.strides()).containsExactly(5, 1);
@@ -96,17 +79,17 @@ class TensorsOverRpcTest {
         assertThat(seen.storageSize()).isEqualTo(25);
         assertThat(back.isContiguous()).isFalse();
         assertThat(back.equal(view)).isTrue();
-        assertThat(caller.rpcSync("worker1", TensorFunctions::layoutOf, base).contiguous()).isTrue();
+        assertThat(worker0.rpcSync("worker1", TensorFunctions::layoutOf, base).contiguous()).isTrue();
     }
 
     @Test
     void viewsUsingAtMostHalfOfALargeStorageAreSentCompact() {
         Tensor big = Tensors.rand(100, 100); // 40,000 bytes
 
-        Layout tenRows = caller.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(0, 0, 10));
-        Layout sixtyRows = caller.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(0, 40, 60));
-        Layout tenColumns = caller.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(1, 0, 10));
-        Tensor columnsBack = (Tensor) caller.rpcSync("worker1", TensorFunctions::echo, big.narrow(1, 0, 10));
+        Layout tenRows = worker0.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(0, 0, 10));
+        Layout sixtyRows = worker0.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(0, 40, 60));
+        Layout tenColumns = worker0.rpcSync("worker1", TensorFunctions::layoutOf, big.narrow(1, 0, 10));
+        Tensor columnsBack = (Tensor) worker0.rpcSync("worker1", TensorFunctions::echo, big.narrow(1, 0, 10));
 
         assertThat(tenRows.storageSize()).isEqualTo(1000);
         assertThat(tenRows.offset()).isZero();
@@ -121,7 +104,7 @@ class TensorsOverRpcTest {
     void anExpandedTensorTravelsAsItsSmallStorage() {
         Tensor expanded = Tensors.ones(1, 4096).expand(4096, 4096); // 16 M elements over 4,096
 
-        Layout seen = caller.rpcSync("worker1", TensorFunctions::layoutOf, expanded);
+        Layout seen = worker0.rpcSync("worker1", TensorFunctions::layoutOf, expanded);
 
         assertThat(seen.storageSize()).isEqualTo(4096);
         assertThat(seen.strides()).containsExactly(0, 1);
@@ -133,9 +116,9 @@ class TensorsOverRpcTest {
         Tensor small = Tensors.rand(4, 4);
         Tensor big = Tensors.rand(100, 100);
 
-        boolean rowsShare = caller.rpcSync("worker1", TensorFunctions::sameStorage, small.select(0, 0), small.select(0, 3));
-        boolean sameTensor = caller.rpcSync("worker1", TensorFunctions::sameTensor, small, small);
-        boolean compactedShare = caller.rpcSync("worker1", TensorFunctions::sameStorage,
+        boolean rowsShare = worker0.rpcSync("worker1", TensorFunctions::sameStorage, small.select(0, 0), small.select(0, 3));
+        boolean sameTensor = worker0.rpcSync("worker1", TensorFunctions::sameTensor, small, small);
+        boolean compactedShare = worker0.rpcSync("worker1", TensorFunctions::sameStorage,
                 big.narrow(0, 0, 10), big.narrow(0, 50, 10));
 
         assertThat(rowsShare).isTrue();
@@ -148,10 +131,10 @@ class TensorsOverRpcTest {
         Tensor leaf = Tensors.rand(3).requiresGrad_(true);
         Tensor withHistory = leaf.mul(2);
 
-        Layout ofLeaf = caller.rpcSync("worker1", TensorFunctions::layoutOf, leaf);
-        Layout ofNonLeaf = caller.rpcSync("worker1", TensorFunctions::layoutOf, withHistory);
-        Layout ofPlain = caller.rpcSync("worker1", TensorFunctions::layoutOf, Tensors.rand(3));
-        Tensor back = caller.rpcSync("worker1", TensorFunctions::doubledRequiringGrad, 3);
+        Layout ofLeaf = worker0.rpcSync("worker1", TensorFunctions::layoutOf, leaf);
+        Layout ofNonLeaf = worker0.rpcSync("worker1", TensorFunctions::layoutOf, withHistory);
+        Layout ofPlain = worker0.rpcSync("worker1", TensorFunctions::layoutOf, Tensors.rand(3));
+        Tensor back = worker0.rpcSync("worker1", TensorFunctions::doubledRequiringGrad, 3);
 
         for (Layout seen : List.of(ofLeaf, ofNonLeaf)) {
             assertThat(seen.requiresGrad()).isTrue();
@@ -170,8 +153,8 @@ class TensorsOverRpcTest {
     void aParameterArrivesAsAParameter() {
         Parameter frozen = new Parameter(Tensors.rand(2, 3), false);
 
-        assertThat(caller.rpcSync("worker1", TensorFunctions::isParameter, new Parameter(Tensors.rand(2)))).isTrue();
-        Tensor back = (Tensor) caller.rpcSync("worker1", TensorFunctions::echo, frozen);
+        assertThat(worker0.rpcSync("worker1", TensorFunctions::isParameter, new Parameter(Tensors.rand(2)))).isTrue();
+        Tensor back = (Tensor) worker0.rpcSync("worker1", TensorFunctions::echo, frozen);
 
         assertThat(back).isInstanceOf(Parameter.class);
         assertThat(back.requiresGrad()).isFalse();
@@ -187,7 +170,7 @@ class TensorsOverRpcTest {
                 Tensors.arange(4).gt(1.5),
                 Tensors.scalar(3.5));
         for (Tensor t : tensors) {
-            Tensor back = (Tensor) caller.rpcSync("worker1", TensorFunctions::echo, t);
+            Tensor back = (Tensor) worker0.rpcSync("worker1", TensorFunctions::echo, t);
             assertThat(back.dtype()).isEqualTo(t.dtype());
             assertThat(back.shape()).isEqualTo(t.shape());
             assertThat(back.equal(t)).as("%s", t).isTrue();
@@ -198,7 +181,7 @@ class TensorsOverRpcTest {
     void aLargeTensorTravelsOutOfBand() {
         Tensor large = Tensors.rand(2048, 1024); // 8 MiB, above the out-of-band threshold
 
-        Tensor back = caller.rpcSync("worker1", TensorFunctions::add, large, Tensors.zeros(1));
+        Tensor back = worker0.rpcSync("worker1", TensorFunctions::add, large, Tensors.zeros(1));
 
         assertThat(back.equal(large)).isTrue();
     }

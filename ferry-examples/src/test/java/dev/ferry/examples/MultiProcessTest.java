@@ -65,6 +65,19 @@ class MultiProcessTest {
     }
 
     @Test
+    void aModelSplitOverTwoWorkersTrainsWithDistributedAutograd() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(SplitModelTraining.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        String prefix = "0|RESULT loss ";
+        assertThat(lines).anySatisfy(l -> {
+            assertThat(l).startsWith(prefix);
+            String[] losses = l.substring(prefix.length()).split(" -> ");
+            assertThat(Double.parseDouble(losses[1])).isLessThan(Double.parseDouble(losses[0]) / 4);
+        });
+    }
+
+    @Test
     void largeBuffersBetweenProcessesOnOneHostGoThroughSharedMemory() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.channel.epoll.Epoll.isAvailable()
                 && java.nio.file.Files.isWritable(java.nio.file.Path.of("/dev/shm")));

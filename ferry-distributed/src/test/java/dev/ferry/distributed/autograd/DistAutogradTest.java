@@ -1,15 +1,13 @@
 package dev.ferry.distributed.autograd;
 
 import dev.ferry.distributed.internal.ContextContainer;
+import dev.ferry.distributed.ThreeWorkers;
 import dev.ferry.rpc.BackendType;
 import dev.ferry.rpc.RRef;
-import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.testing.LocalCluster;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -32,21 +30,7 @@ import static org.awaitility.Awaitility.await;
  * worker's own leaf, retained graphs, concurrent contexts, release, and the errors.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class DistAutogradTest {
-    private static LocalCluster cluster;
-    private static RpcAgent worker0;
-
-    @BeforeAll
-    static void start() {
-        cluster = LocalCluster.start(3);
-        worker0 = cluster.agent(0);
-    }
-
-    @AfterAll
-    static void stop() {
-        cluster.close();
-    }
-
+class DistAutogradTest extends ThreeWorkers {
     @Test
     void gradientsComeBackThroughARemoteCall() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {

@@ -1,0 +1,102 @@
+package dev.ferry.distributed.optim;
+
+import dev.ferry.distributed.internal.OptimizerCalls;
+import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcFunction1;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.tensor.Tensor;
+import dev.ferry.tensor.optim.Optimizer;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * PyTorch's {@code torch.distributed.optim.DistributedOptimizer}: one optimizer over parameters
+ * that live on several workers, given as RRefs. On each worker that owns some of them it builds a
+ * local optimizer (with {@code factory}, run there, over the parameter tensors themselves);
+ * {@link #step(long)} has each of them take one step with that worker's gradients of a
+ * distributed autograd context, all workers in parallel, and returns when all are done.
+ *
+ * <pre>{@code
+ * DistributedOptimizer optimizer = new DistributedOptimizer(params -> new SGD(params, 0.05), remoteParams);
+ * try (DistAutogradContext context = DistAutograd.context()) {
+ *     Tensor loss = ...;                        // a forward pass through remote modules
+ *     context.backward(List.of(loss));
+ *     optimizer.step(context.id());
+ * }
+ * }</pre>
+ *
+ * <p>The factory is sent as a function reference (a method reference, or a lambda with its
+ * captured values), so its class must be on every owner's class path. Steps of one local
+ * optimizer are serialized ({@link Optimizer#step(List)} is synchronized), as PyTorch's lock does.
+ * Closing releases the remote optimizers.
+ */
+public final class DistributedOptimizer implements AutoCloseable {
+    private final List<RRef<? extends Optimizer>> optimizers;
+
+    /** On the current agent ({@link Rpc#current()}). */
+    public DistributedOptimizer(RpcFunction1<List<Tensor>, ? extends Optimizer> factory, List<RRef<Tensor>> params) {
+        this(Rpc.current(), factory, params);
+    }
+
+    /**
+     * @param agent   the agent to work through
+     * @param factory builds one worker's local optimizer from its parameters, e.g.
+     *                {@code params -> new SGD(params, 0.05)}
+     * @param params  the parameters to optimize, anywhere in the group
+     */
+    public DistributedOptimizer(RpcAgent agent, RpcFunction1<List<Tensor>, ? extends Optimizer> factory,
+                                List<RRef<Tensor>> params) {
+        Objects.requireNonNull(agent, "agent");
+        Objects.requireNonNull(factory, "factory");
+        if (params.isEmpty()) {
+            throw new IllegalArgumentException("DistributedOptimizer needs at least one parameter RRef");
+        }
+        Map<WorkerInfo, List<RRef<Tensor>>> byOwner = new LinkedHashMap<>();
+        for (RRef<Tensor> param : params) {
+            byOwner.computeIfAbsent(param.owner(), owner -> new ArrayList<>()).add(param);
+        }
+        List<RRef<? extends Optimizer>> built = new ArrayList<>(byOwner.size());
+        for (Map.Entry<WorkerInfo, List<RRef<Tensor>>> group : byOwner.entrySet()) {
+            try (RRef<List<Tensor>> locals = agent.remote(group.getKey().name(), OptimizerCalls::localValues,
+                    group.getValue())) {
+                built.add(build(locals, factory));
+            }
+        }
+        // Creation errors (a factory that throws) surface here, not at the first step.
+        for (RRef<? extends Optimizer> optimizer : built) {
+            optimizer.rpcSync(OptimizerCalls::ready);
+        }
+        this.optimizers = List.copyOf(built);
+    }
+
+    /** Runs {@code factory} on the owner of {@code locals}, over its value: the factory travels as the call's function. */
+    private static <O extends Optimizer> RRef<O> build(RRef<List<Tensor>> locals, RpcFunction1<List<Tensor>, O> factory) {
+        return locals.remote(factory);
+    }
+
+    /** One step on every owner with its gradients of distributed autograd context {@code contextId}. */
+    public void step(long contextId) {
+        List<RpcFuture<Boolean>> steps = new ArrayList<>(optimizers.size());
+        for (RRef<? extends Optimizer> optimizer : optimizers) {
+            steps.add(optimizer.rpcAsync(OptimizerCalls::step, contextId));
+        }
+        RpcFuture.waitAll(steps);
+    }
+
+    /** The workers holding a local optimizer, in the order of the parameters given. */
+    public List<WorkerInfo> owners() {
+        return optimizers.stream().map(RRef::owner).toList();
+    }
+
+    @Override
+    public void close() {
+        optimizers.forEach(RRef::close);
+    }
+}
