@@ -34,6 +34,7 @@ import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.MessageContext;
 import dev.ferry.rpc.spi.SerializationExtension;
+import dev.ferry.rpc.spi.TrustedFunctions;
 import dev.ferry.rpc.store.Store;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,10 +42,12 @@ import org.slf4j.LoggerFactory;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadFactory;
@@ -115,7 +118,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.storeOwner = storeOwner;
         this.rpcTimeout = options.rpcTimeout();
         this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
-        this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes()), classLoader());
+        this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes(), trustedClasses()),
+                classLoader());
         this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
@@ -193,6 +197,15 @@ public final class DefaultRpcAgent implements RpcAgent {
     private static ClassLoader classLoader() {
         ClassLoader context = Thread.currentThread().getContextClassLoader();
         return context != null ? context : DefaultRpcAgent.class.getClassLoader();
+    }
+
+    /** The classes the class path's {@link TrustedFunctions} providers list, by name. */
+    private static Set<String> trustedClasses() {
+        Set<String> names = new HashSet<>();
+        for (TrustedFunctions provider : ServiceLoader.load(TrustedFunctions.class)) {
+            provider.classes().forEach(type -> names.add(type.getName()));
+        }
+        return names;
     }
 
     private static <T> List<T> withServiceLoaded(List<T> configured, Class<T> type) {

@@ -7,7 +7,8 @@ import java.util.Set;
  * Decides which methods a peer may run on this worker. A peer names a method by class and name,
  * so without a policy it could call any method on the class path: the JDK's classes are denied
  * except for a few side-effect-free ones, and Ferry's internals except its system calls. When
- * {@code allowedPrefixes} is not empty, only classes under those prefixes may be called.
+ * {@code allowedPrefixes} is not empty, only classes under those prefixes may be called, and the
+ * trusted classes of libraries built on Ferry.
  */
 public final class FunctionPolicy {
     private static final Set<String> SAFE_JDK_CLASSES = Set.of(
@@ -20,9 +21,20 @@ public final class FunctionPolicy {
     private static final String SYSTEM_CALLS = "dev.ferry.rpc.internal.agent.SystemCalls";
 
     private final List<String> allowedPrefixes;
+    private final Set<String> trustedClasses;
 
     public FunctionPolicy(List<String> allowedPrefixes) {
+        this(allowedPrefixes, Set.of());
+    }
+
+    /**
+     * @param allowedPrefixes packages whose classes peers may call (all, when empty)
+     * @param trustedClasses  classes peers may call whatever {@code allowedPrefixes} says (libraries'
+     *                        entry points, see {@link dev.ferry.rpc.spi.TrustedFunctions})
+     */
+    public FunctionPolicy(List<String> allowedPrefixes, Set<String> trustedClasses) {
         this.allowedPrefixes = List.copyOf(allowedPrefixes);
+        this.trustedClasses = Set.copyOf(trustedClasses);
     }
 
     /** Null when {@code className} may be called, otherwise the reason it may not. */
@@ -38,7 +50,7 @@ public final class FunctionPolicy {
         if (className.startsWith(FERRY_INTERNAL)) {
             return "Ferry's internal class " + className + " may not be called remotely";
         }
-        if (allowedPrefixes.isEmpty()) {
+        if (allowedPrefixes.isEmpty() || trustedClasses.contains(className)) {
             return null;
         }
         for (String prefix : allowedPrefixes) {
