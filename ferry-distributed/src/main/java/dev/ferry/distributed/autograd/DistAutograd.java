@@ -114,7 +114,7 @@ public final class DistAutograd {
     }
 
     static void release(ContextState state) {
-        ContextState removed = ContextContainer.of(state.container().agent()).remove(state.id());
+        ContextState removed = state.container().remove(state.id());
         if (removed != null) {
             GradientCalls.releaseElsewhere(removed, -1);
         }

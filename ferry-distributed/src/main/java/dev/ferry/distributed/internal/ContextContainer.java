@@ -2,6 +2,7 @@ package dev.ferry.distributed.internal;
 
 import dev.ferry.rpc.RpcAgent;
 
+import java.lang.ref.WeakReference;
 import java.util.Collection;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -18,13 +19,17 @@ public final class ContextContainer {
     static final long COUNTER_MASK = (1L << 48) - 1;
     private static final Map<RpcAgent, ContextContainer> BY_AGENT = new WeakHashMap<>();
 
-    private final RpcAgent agent;
+    /**
+     * Weak: the map of containers is weakly keyed by agent, and a value that held its key strongly
+     * would keep every agent ever started (and its contexts) alive.
+     */
+    private final WeakReference<RpcAgent> agent;
     private final int workerId;
     private final AtomicLong nextContext = new AtomicLong();
     private final Map<Long, ContextState> contexts = new ConcurrentHashMap<>();
 
     private ContextContainer(RpcAgent agent) {
-        this.agent = agent;
+        this.agent = new WeakReference<>(agent);
         this.workerId = agent.getWorkerInfo().id();
     }
 
@@ -35,8 +40,13 @@ public final class ContextContainer {
         }
     }
 
+    /** The agent these contexts belong to. */
     public RpcAgent agent() {
-        return agent;
+        RpcAgent alive = agent.get();
+        if (alive == null) {
+            throw new IllegalStateException("the agent of worker " + workerId + "'s autograd contexts is gone");
+        }
+        return alive;
     }
 
     public int workerId() {

@@ -4,6 +4,8 @@ import dev.ferry.distributed.internal.ContextContainer;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
+import dev.ferry.tensor.autograd.Function;
+import dev.ferry.tensor.autograd.FunctionContext;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +30,23 @@ public final class AutogradFunctions {
     public static Tensor chain(String next, Tensor t) {
         Tensor doubled = Rpc.rpcSync(next, AutogradFunctions::doubled, t);
         return doubled.mul(3);
+    }
+
+    /** The identity, whose backward fails on the worker that ran it. */
+    public static Tensor failingInBackward(Tensor t) {
+        return new FailingBackward().apply(t);
+    }
+
+    static final class FailingBackward extends Function {
+        @Override
+        protected Tensor forward(FunctionContext ctx, Tensor... inputs) {
+            return inputs[0].clone();
+        }
+
+        @Override
+        protected Tensor[] backward(FunctionContext ctx, Tensor gradOutput) {
+            throw new IllegalStateException("backward failed on " + Rpc.getWorkerInfo().name());
+        }
     }
 
     /** {@code x} times this worker's weight, a leaf that lives here. */

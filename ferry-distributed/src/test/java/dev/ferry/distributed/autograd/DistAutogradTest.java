@@ -105,6 +105,35 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void resultsThatDoNotReachTheLossDoNotHoldUpThePass() {
+        // PyTorch's FAST mode waits forever for the gradients of such a send function.
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor used = Tensors.rand(3).requiresGrad_(true);
+            Tensor unusedInput = Tensors.rand(3).requiresGrad_(true);
+            Tensor plain = Tensors.rand(3);
+            worker0.rpcSync("worker2", AutogradFunctions::doubled, unusedInput);
+            Tensor loss = worker0.rpcSync("worker1", AutogradFunctions::add, used, plain).sum();
+
+            context.backward(List.of(loss));
+
+            assertThat(context.gradients()).containsOnlyKeys(used);
+            assertThat(context.sendFunctionIds()).hasSize(2);
+        }
+    }
+
+    @Test
+    void aFailureInARemotePartOfThePassFailsBackward() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(3).requiresGrad_(true);
+            Tensor out = worker0.rpcSync("worker1", AutogradFunctions::failingInBackward, t);
+
+            assertThatThrownBy(() -> context.backward(List.of(out.sum())))
+                    .isInstanceOf(RpcException.class)
+                    .hasMessageContaining("backward failed on worker1");
+        }
+    }
+
+    @Test
     void aRetainedGraphCanBeDifferentiatedTwice() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             Tensor t1 = Tensors.rand(3).requiresGrad_(true);
