@@ -80,9 +80,17 @@ public final class ContextState {
         Autograd.backward(roots, grads, this::accumulate, true);
     }
 
-    /** Starts a backward pass here from scalar {@code roots}. */
+    /**
+     * Starts a backward pass here from scalar {@code roots}. The local part runs with the graph
+     * retained whatever {@code retainGraph} says: while it waits for another worker's part, that
+     * part may send gradients back into this graph through a send function of this worker, and the
+     * nodes both reach must still have their saved tensors. The graph is freed once all is done.
+     */
     public void backward(List<Tensor> roots, boolean retainGraph) {
-        Autograd.backward(roots, this::accumulate, retainGraph);
+        Autograd.backward(roots, this::accumulate, true);
+        if (!retainGraph) {
+            Autograd.releaseGraph(roots);
+        }
     }
 
     private void accumulate(Tensor leaf, Tensor gradient) {

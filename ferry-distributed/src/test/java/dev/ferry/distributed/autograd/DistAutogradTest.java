@@ -134,6 +134,39 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void aLocalPathAndARemotePathMeetAtOneNodeWithSavedTensors() {
+        // x's node (a product, which saves its inputs) is reached twice: by the local pass from the
+        // loss and by the pass worker1's gradients start at the send function. Whichever runs first
+        // must not free what the other needs.
+        for (int round = 0; round < 20; round++) {
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                Tensor leaf = Tensors.rand(3).requiresGrad_(true);
+                Tensor x = leaf.mul(leaf);
+                Tensor remote = worker0.rpcSync("worker1", AutogradFunctions::doubled, x);
+                Tensor loss = remote.sum().add(x.sum());
+
+                context.backward(List.of(loss));
+
+                // d/dleaf (2 leaf^2 + leaf^2) = 6 leaf
+                assertThat(context.gradients().get(leaf).allclose(leaf.detach().mul(6))).isTrue();
+            }
+        }
+    }
+
+    @Test
+    void withoutRetainGraphASecondPassFailsAsInPyTorch() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor leaf = Tensors.rand(3).requiresGrad_(true);
+            Tensor loss = leaf.mul(leaf).sum().add(worker0.rpcSync("worker1", AutogradFunctions::doubled, leaf).sum());
+
+            context.backward(List.of(loss));
+
+            assertThatThrownBy(() -> context.backward(List.of(loss)))
+                    .hasMessageContaining("backward through the graph a second time");
+        }
+    }
+
+    @Test
     void aRetainedGraphCanBeDifferentiatedTwice() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             Tensor t1 = Tensors.rand(3).requiresGrad_(true);

@@ -89,6 +89,23 @@ public final class Autograd {
     }
 
     /**
+     * Frees the saved tensors of every node reachable from {@code outputs}, as a backward pass
+     * without {@code retainGraph} does once it is done: for passes that run in several parts over
+     * one graph (distributed autograd runs its local part with the graph retained, because gradients
+     * arriving from other workers may reach the same nodes, then frees it when the whole pass is
+     * over). Outputs that do not require grad are skipped.
+     */
+    public static void releaseGraph(List<Tensor> outputs) {
+        List<Edge> roots = new ArrayList<>(outputs.size());
+        for (Tensor out : outputs) {
+            if (out.requiresGrad()) {
+                roots.add(out.gradientEdge());
+            }
+        }
+        Engine.release(roots);
+    }
+
+    /**
      * Returns the gradients of {@code outputs} with respect to {@code inputs} without touching
      * {@code .grad} (as {@code torch.autograd.grad}). Only the part of the graph between them runs.
      *

@@ -95,7 +95,14 @@ final class Engine {
         }
     }
 
-    /** Every node reachable from the roots, each before all the nodes it sends gradients to. */
+    /** Frees the saved tensors of every node reachable from the roots. */
+    static void release(List<Edge> roots) {
+        for (Node node : reversePostOrder(roots)) {
+            node.release();
+        }
+    }
+
+        /** Every node reachable from the roots, each before all the nodes it sends gradients to. */
     static List<Node> reversePostOrder(List<Edge> roots) {
         Set<Node> visited = Collections.newSetFromMap(new IdentityHashMap<>());
         List<Node> postOrder = new ArrayList<>();

@@ -111,6 +111,17 @@ class AutogradTest {
     }
 
     @Test
+    void releaseGraphFreesWhatARetainedPassKept() {
+        Tensor x = Tensors.of(1.0, 2.0).requiresGrad_(true);
+        Tensor y = x.exp().sum();
+        y.backward(null, true);
+
+        Autograd.releaseGraph(List.of(y, Tensors.of(1.0)));
+
+        assertThatThrownBy(y::backward).hasMessageContaining("backward through the graph a second time");
+    }
+
+    @Test
     void detectsSavedTensorModifiedInPlace() {
         Tensor x = Tensors.of(1.0, 2.0).requiresGrad_(true);
         Tensor e = x.exp();
