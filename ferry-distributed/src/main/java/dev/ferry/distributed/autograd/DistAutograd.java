@@ -4,6 +4,7 @@ import dev.ferry.distributed.internal.ContextContainer;
 import dev.ferry.distributed.internal.ContextState;
 import dev.ferry.distributed.internal.CurrentContext;
 import dev.ferry.distributed.internal.GradientCalls;
+import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.tensor.Tensor;
@@ -92,6 +93,37 @@ public final class DistAutograd {
     /** {@link #backward(long, List, boolean)} on {@code agent}'s part of the context. */
     public static void backward(RpcAgent agent, long contextId, List<Tensor> roots, boolean retainGraph) {
         lookup(Objects.requireNonNull(agent, "agent"), contextId).backward(roots, retainGraph);
+    }
+
+    /**
+     * PyTorch's {@code rref.backward()} without a context: an ordinary (local) backward pass from the
+     * value of an RRef this worker owns, into {@code .grad}.
+     *
+     * @throws IllegalArgumentException for a user RRef ("User RRefs require 'dist_autograd_ctx_id' to be
+     *                                  specified"), a value that is not a tensor, or one that cannot start a pass
+     */
+    public static void backward(RRef<?> rref) {
+        if (!rref.isOwner()) {
+            throw new IllegalArgumentException("User RRefs require 'dist_autograd_ctx_id' to be specified");
+        }
+        GradientCalls.rrefTensor(rref.localValue()).backward();
+    }
+
+    /**
+     * PyTorch's {@code rref.backward(context_id, retain_graph)}: a distributed backward pass from an
+     * RRef's value in context {@code contextId}, run on the RRef's owner (here if it is this worker).
+     */
+    public static void backward(RRef<?> rref, long contextId, boolean retainGraph) {
+        backward(null, rref, contextId, retainGraph);
+    }
+
+    /** {@link #backward(RRef, long, boolean)} for an RRef of {@code agent} (several agents in one JVM). */
+    public static void backward(RpcAgent agent, RRef<?> rref, long contextId, boolean retainGraph) {
+        if (rref.isOwner()) {
+            lookup(agent, contextId).backward(List.of(GradientCalls.rrefTensor(rref.localValue())), retainGraph);
+        } else {
+            rref.rpcSync(GradientCalls::backwardFromValue, contextId, retainGraph);
+        }
     }
 
     /** The gradients this worker's leaves received in context {@code contextId}, by tensor (identity). */

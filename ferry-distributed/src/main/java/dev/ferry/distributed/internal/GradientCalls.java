@@ -31,7 +31,24 @@ public final class GradientCalls {
         return Boolean.TRUE;
     }
 
-    /** Asks every worker {@code context} reached, except {@code except}, to release it too (fire and forget). */
+    /**
+     * Runs on an RRef's owner: a distributed backward pass from the RRef's value in context
+     * {@code contextId} (PyTorch's {@code RREF_BACKWARD_REQ}).
+     */
+    public static Boolean backwardFromValue(Object value, long contextId, boolean retainGraph) {
+        ContextContainer.of(Rpc.current()).get(contextId).backward(List.of(rrefTensor(value)), retainGraph);
+        return Boolean.TRUE;
+    }
+
+    /** {@code value} as a tensor, or PyTorch's error for an RRef that holds something else. */
+    public static Tensor rrefTensor(Object value) {
+        if (value instanceof Tensor tensor) {
+            return tensor;
+        }
+        throw new IllegalArgumentException("RRef should contain a tensor for .backward()");
+    }
+
+        /** Asks every worker {@code context} reached, except {@code except}, to release it too (fire and forget). */
     public static void releaseElsewhere(ContextState context, int except) {
         RpcAgent agent = context.container().agent();
         if (!agent.isRunning()) {

@@ -22,6 +22,14 @@ public final class AutogradFunctions {
         return a.add(b);
     }
 
+    public static Tensor sumOf(Tensor t) {
+        return t.sum();
+    }
+
+    public static String foo() {
+        return "foo";
+    }
+
     public static Tensor doubled(Tensor t) {
         return t.mul(2);
     }

@@ -94,6 +94,59 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void anOwnerRRefStartsALocalPassWithoutAContextAndADistributedOneWithIt() {
+        Tensor t1 = Tensors.ones(3).requiresGrad_(true);
+        try (RRef<Tensor> twice = worker0.rref(t1.sum().add(t1.sum()))) {
+            DistAutograd.backward(twice);
+        }
+        assertThat(t1.grad().equal(Tensors.ones(3).mul(2))).isTrue();
+
+        try (DistAutogradContext context = DistAutograd.context(worker0);
+             RRef<Tensor> sum = worker0.rref(worker0.rpcSync("worker1", AutogradFunctions::add, t1, t1).sum())) {
+            DistAutograd.backward(sum, context.id(), true);
+            DistAutograd.backward(sum, context.id(), false);
+
+            assertThat(context.gradients().get(t1).equal(Tensors.ones(3).mul(4))).isTrue();
+            assertThatThrownBy(() -> DistAutograd.backward(worker0, sum, 100, false))
+                    .hasMessage("Could not find autograd context with id: 100");
+        }
+    }
+
+    @Test
+    void aUserRRefRunsThePassOnItsOwner() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(4).requiresGrad_(true);
+            try (RRef<Tensor> sum = worker0.remote("worker1", AutogradFunctions::sumOf, t)) {
+                DistAutograd.backward(sum, context.id(), true);
+                DistAutograd.backward(sum, context.id(), false);
+
+                assertThat(context.gradients().get(t).equal(Tensors.ones(4).mul(2))).isTrue();
+                assertThatThrownBy(() -> DistAutograd.backward(sum))
+                        .hasMessage("User RRefs require 'dist_autograd_ctx_id' to be specified");
+            }
+            try (RRef<String> foo = worker0.remote("worker1", AutogradFunctions::foo)) {
+                assertThatThrownBy(() -> DistAutograd.backward(foo, context.id(), false))
+                        .isInstanceOf(RpcException.class)
+                        .hasMessageContaining("RRef should contain a tensor for .backward()");
+            }
+        }
+    }
+
+    @Test
+    void rrefBackwardChecksWhatItIsGiven() {
+        try (RRef<Tensor> plain = worker0.rref(Tensors.rand(10));
+             RRef<Tensor> notScalar = worker0.rref(Tensors.rand(10).requiresGrad_(true));
+             RRef<String> foo = worker0.rref("foo")) {
+            assertThatThrownBy(() -> DistAutograd.backward(plain))
+                    .hasMessageContaining("does not require grad and does not have a grad_fn");
+            assertThatThrownBy(() -> DistAutograd.backward(notScalar))
+                    .hasMessageContaining("grad can be implicitly created only for scalar outputs");
+            assertThatThrownBy(() -> DistAutograd.backward(foo))
+                    .hasMessage("RRef should contain a tensor for .backward()");
+        }
+    }
+
+    @Test
     void theHandlerRunsInTheCallersContext() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             assertThat(worker0.rpcSync("worker1", AutogradFunctions::contextIdSeenByHandler)).isEqualTo(context.id());
