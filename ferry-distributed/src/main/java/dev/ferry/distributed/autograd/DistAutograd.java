@@ -126,6 +126,20 @@ public final class DistAutograd {
         }
     }
 
+    /**
+     * PyTorch's {@code dist_autograd._get_debug_info()} for the current agent:
+     * {@code num_autograd_contexts}, {@code num_current_backward_passes} (passes, or parts of passes
+     * other workers started, running here), {@code num_send_functions}, {@code num_recv_functions}.
+     */
+    public static Map<String, String> debugInfo() {
+        return debugInfo(Rpc.current());
+    }
+
+    /** {@link #debugInfo()} of {@code agent}. */
+    public static Map<String, String> debugInfo(RpcAgent agent) {
+        return ContextContainer.of(Objects.requireNonNull(agent, "agent")).debugInfo();
+    }
+
     /** The gradients this worker's leaves received in context {@code contextId}, by tensor (identity). */
     public static Map<Tensor, Tensor> getGradients(long contextId) {
         return lookup(null, contextId).gradients();

@@ -4,9 +4,11 @@ import dev.ferry.rpc.RpcAgent;
 
 import java.lang.ref.WeakReference;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -26,6 +28,7 @@ public final class ContextContainer {
     private final WeakReference<RpcAgent> agent;
     private final int workerId;
     private final AtomicLong nextContext = new AtomicLong();
+    private final AtomicInteger runningPasses = new AtomicInteger();
     private final Map<Long, ContextState> contexts = new ConcurrentHashMap<>();
 
     private ContextContainer(RpcAgent agent) {
@@ -78,6 +81,35 @@ public final class ContextContainer {
     /** Drops context {@code id} here; returns it, or null if it was not here. */
     public ContextState remove(long id) {
         return contexts.remove(id);
+    }
+
+    /** Runs {@code pass} counted as a backward pass (or part of one) running on this worker. */
+    void runPass(Runnable pass) {
+        runningPasses.incrementAndGet();
+        try {
+            pass.run();
+        } finally {
+            runningPasses.decrementAndGet();
+        }
+    }
+
+    /**
+     * PyTorch's {@code dist_autograd._get_debug_info()}: contexts alive here, backward passes (or parts
+     * of passes started by other workers) running here, and the send and receive functions recorded.
+     */
+    public Map<String, String> debugInfo() {
+        long sends = 0;
+        long recvs = 0;
+        for (ContextState context : contexts.values()) {
+            sends += context.sendFunctionIds().size();
+            recvs += context.recvFunctionIds().size();
+        }
+        Map<String, String> info = new LinkedHashMap<>();
+        info.put("num_autograd_contexts", Integer.toString(contexts.size()));
+        info.put("num_current_backward_passes", Integer.toString(runningPasses.get()));
+        info.put("num_send_functions", Long.toString(sends));
+        info.put("num_recv_functions", Long.toString(recvs));
+        return info;
     }
 
     /** The contexts alive here (for debug info and tests). */

@@ -77,7 +77,7 @@ public final class ContextState {
             throw new IllegalArgumentException("message " + messageId + " sent " + roots.size()
                     + " tensors that require grad, but " + grads.size() + " gradients came back");
         }
-        Autograd.backward(roots, grads, this::accumulate, true);
+        container.runPass(() -> Autograd.backward(roots, grads, this::accumulate, true));
     }
 
     /**
@@ -87,10 +87,12 @@ public final class ContextState {
      * nodes both reach must still have their saved tensors. The graph is freed once all is done.
      */
     public void backward(List<Tensor> roots, boolean retainGraph) {
-        Autograd.backward(roots, this::accumulate, true);
-        if (!retainGraph) {
-            Autograd.releaseGraph(roots);
-        }
+        container.runPass(() -> {
+            Autograd.backward(roots, this::accumulate, true);
+            if (!retainGraph) {
+                Autograd.releaseGraph(roots);
+            }
+        });
     }
 
     private void accumulate(Tensor leaf, Tensor gradient) {

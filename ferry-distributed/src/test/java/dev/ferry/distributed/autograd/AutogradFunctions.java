@@ -42,10 +42,19 @@ public final class AutogradFunctions {
 
     /** The identity, whose backward fails on the worker that ran it. */
     public static Tensor failingInBackward(Tensor t) {
-        return new FailingBackward().apply(t);
+        return new HookedIdentity(() -> {
+            throw new IllegalStateException("backward failed on " + Rpc.getWorkerInfo().name());
+        }).apply(t);
     }
 
-    static final class FailingBackward extends Function {
+    /** The identity, whose backward runs {@code hook} on the worker that ran the forward. */
+    static final class HookedIdentity extends Function {
+        private final Runnable hook;
+
+        HookedIdentity(Runnable hook) {
+            this.hook = hook;
+        }
+
         @Override
         protected Tensor forward(FunctionContext ctx, Tensor... inputs) {
             return inputs[0].clone();
@@ -53,7 +62,8 @@ public final class AutogradFunctions {
 
         @Override
         protected Tensor[] backward(FunctionContext ctx, Tensor gradOutput) {
-            throw new IllegalStateException("backward failed on " + Rpc.getWorkerInfo().name());
+            hook.run();
+            return new Tensor[] {gradOutput};
         }
     }
 
@@ -71,6 +81,20 @@ public final class AutogradFunctions {
         return WEIGHTS.computeIfAbsent(Rpc.getWorkerInfo().name(),
                 name -> Tensors.ones(2, 2).mul(3).requiresGrad_(true));
     }
+
+    /** This worker's distributed autograd debug info, taken inside the handler. */
+    public static Map<String, String> debugInfo() {
+        return DistAutograd.debugInfo();
+    }
+
+    /** The identity, whose backward reports the debug info of the worker running it. */
+    public static Tensor reportingInBackward(Tensor t) {
+        return new HookedIdentity(() -> SEEN_IN_BACKWARD.put(Rpc.getWorkerInfo().name(), DistAutograd.debugInfo()))
+                .apply(t);
+    }
+
+    /** What {@link #reportingInBackward}'s backward saw, by worker. */
+    public static final Map<String, Map<String, String>> SEEN_IN_BACKWARD = new ConcurrentHashMap<>();
 
     /** How many autograd contexts this worker holds. */
     public static Integer contextCount() {

@@ -147,6 +147,28 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void debugInfoCountsContextsPassesAndFunctions() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(3).requiresGrad_(true);
+            Tensor out = worker0.rpcSync("worker2", AutogradFunctions::reportingInBackward, t);
+
+            Map<String, String> before = worker0.rpcSync("worker2", AutogradFunctions::debugInfo);
+            context.backward(List.of(out.sum()));
+
+            // Other tests' contexts may still be on their way out: counts are at least this one's.
+            assertThat(before).containsEntry("num_current_backward_passes", "0");
+            for (String key : List.of("num_autograd_contexts", "num_send_functions", "num_recv_functions")) {
+                assertThat(Integer.parseInt(before.get(key))).as(key).isPositive();
+                assertThat(Integer.parseInt(DistAutograd.debugInfo(worker0).get(key))).as(key).isPositive();
+            }
+            assertThat(AutogradFunctions.SEEN_IN_BACKWARD.get("worker2"))
+                    .as("worker2's part of the pass runs while its backward function reports")
+                    .containsEntry("num_current_backward_passes", "1");
+            assertThat(DistAutograd.debugInfo(worker0)).containsEntry("num_current_backward_passes", "0");
+        }
+    }
+
+    @Test
     void theHandlerRunsInTheCallersContext() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             assertThat(worker0.rpcSync("worker1", AutogradFunctions::contextIdSeenByHandler)).isEqualTo(context.id());
