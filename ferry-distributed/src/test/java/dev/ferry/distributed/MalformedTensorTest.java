@@ -35,6 +35,19 @@ class MalformedTensorTest {
             List.of(new TensorSerialization()), 64 * 1024);
 
     @Test
+    void theForgerWritesWhatItReadsBack() {
+        ForgedTensor forged = new ForgedTensor(FLOAT32, new float[] {1, 2}, 1, new int[] {1}, new int[] {1}, true);
+
+        ForgedTensor back = (ForgedTensor) decode(forger, forger.encode(forged));
+
+        assertThat(back.offset()).isEqualTo(1);
+        assertThat(back.shape()).containsExactly(1);
+        assertThat(back.strides()).containsExactly(1);
+        assertThat(back.requiresGrad()).isTrue();
+        assertThat((float[]) back.elements()).containsExactly(1, 2);
+    }
+
+    @Test
     void aLayoutReachingPastItsStorageIsRefused() {
         assertRefused(new ForgedTensor(FLOAT32, new float[25], 30, new int[] {5, 5}, new int[] {5, 1}, false),
                 "storage");
@@ -117,7 +130,8 @@ class MalformedTensorTest {
 
                 @Override
                 public ForgedStorage read(ReadContext read) {
-                    throw new UnsupportedOperationException();
+                    int dtypeCode = read.getBuffer().readByte();
+                    return new ForgedStorage(dtypeCode, read.readRef());
                 }
             });
             registry.register(ForgedTensor.class, TensorSerialization.TENSOR_ID, r -> new Serializer<ForgedTensor>(
@@ -139,7 +153,19 @@ class MalformedTensorTest {
 
                 @Override
                 public ForgedTensor read(ReadContext read) {
-                    throw new UnsupportedOperationException();
+                    ForgedStorage storage = (ForgedStorage) read.readRef();
+                    MemoryBuffer buffer = read.getBuffer();
+                    int offset = buffer.readVarUInt32();
+                    int[] shape = new int[buffer.readVarUInt32()];
+                    int[] strides = new int[shape.length];
+                    for (int i = 0; i < shape.length; i++) {
+                        shape[i] = buffer.readVarUInt32();
+                    }
+                    for (int i = 0; i < strides.length; i++) {
+                        strides[i] = buffer.readVarUInt32();
+                    }
+                    return new ForgedTensor(storage.dtypeCode(), storage.elements(), offset, shape, strides,
+                            buffer.readByte() != 0);
                 }
             });
         }

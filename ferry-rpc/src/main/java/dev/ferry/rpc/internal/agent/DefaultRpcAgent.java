@@ -32,7 +32,6 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
-import dev.ferry.rpc.spi.MessageContext;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TrustedFunctions;
 import dev.ferry.rpc.store.Store;
@@ -128,7 +127,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                     Hello.register(registry);
                     registry.register(RRef.class, WireTypes.RREF_ID, resolver -> new RRefSerializer(resolver.getConfig()));
                 },
-                rrefs, options.maxMessageBytes());
+                rrefs, options.maxMessageBytes(), this);
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
@@ -313,7 +312,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
-        EncodedPayload payload = codec.encode(new CallRequest(function, args), new MessageContext(this, headers));
+        EncodedPayload payload = codec.encode(new CallRequest(function, args), headers);
         RpcFuture<Object> future = new RpcFuture<>();
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
@@ -542,8 +541,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                     FutureCompleter.tryFail(call.future, error.toException(call.info.callee().name()));
                     return;
                 }
-                Object result = codec.decode(message.inBand(), message.outOfBand(),
-                        new MessageContext(DefaultRpcAgent.this, message.headers()));
+                Object result = codec.decode(message.inBand(), message.outOfBand(), message.headers());
                 for (CallInterceptor interceptor : interceptors) {
                     result = interceptor.afterReceiveResponse(call.info, result, message.headers());
                 }

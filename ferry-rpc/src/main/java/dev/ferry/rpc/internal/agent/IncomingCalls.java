@@ -23,7 +23,6 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
-import dev.ferry.rpc.spi.MessageContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -247,8 +246,7 @@ final class IncomingCalls {
         CallRequest request;
         CompletableFuture<Void> confirmations;
         try {
-            request = codec.decode(message.inBand(), message.outOfBand(), new MessageContext(agent, message.headers()),
-                    CallRequest.class);
+            request = codec.decode(message.inBand(), message.outOfBand(), message.headers(), CallRequest.class);
         } finally {
             confirmations = RRefContext.finishRecording();
         }
@@ -327,7 +325,7 @@ final class IncomingCalls {
             for (CallInterceptor interceptor : interceptors) {
                 headers = interceptor.beforeSendResponse(info, result, requestHeaders, headers);
             }
-            payload = codec.encode(result, new MessageContext(agent, headers));
+            payload = codec.encode(result, headers);
         } catch (Throwable failure) {
             replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system);

@@ -1,6 +1,8 @@
 package dev.ferry.rpc.internal.serial;
 
+import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.MessageContext;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TypeRegistry;
@@ -28,17 +30,21 @@ import java.util.function.Function;
  */
 public final class ObjectCodec {
     /**
-     * The attachment of the codec encoding or decoding on this thread. Serializers that need
-     * per-agent state (RRefs) read it here: Fory may share serializer instances between its
+     * The codec encoding or decoding on this thread. Serializers that need per-agent state (RRefs)
+     * read its attachment and agent through it: Fory may share serializer instances between its
      * instances, so binding state into a serializer would mix agents living in one JVM.
      */
-    private static final ThreadLocal<Object> CURRENT = new ThreadLocal<>();
-    /** The message at work on this thread, for {@link MessageContext#current()}. */
-    private static final ThreadLocal<MessageContext> MESSAGE = new ThreadLocal<>();
+    private static final ThreadLocal<ObjectCodec> CURRENT = new ThreadLocal<>();
+    /**
+     * The header entries of the message at work on this thread, for {@link MessageContext#current()},
+     * which builds its record only when a serializer asks (most calls have no serializer that does).
+     */
+    private static final ThreadLocal<CallHeaders> MESSAGE = new ThreadLocal<>();
 
     private final ForyPool fory;
     private final int outOfBandThreshold;
     private final Object attachment;
+    private final RpcAgent agent;
 
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
         this(policy, extensions, outOfBandThreshold, registry -> { }, null, 1L << 30);
@@ -50,8 +56,15 @@ public final class ObjectCodec {
      */
     public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
                        SerializationExtension internal, Object attachment, long maxMessageBytes) {
+        this(policy, extensions, outOfBandThreshold, internal, attachment, maxMessageBytes, null);
+    }
+
+    /** With {@code agent}: the agent whose messages this codec encodes and decodes ({@link MessageContext#agent()}). */
+    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
+                       SerializationExtension internal, Object attachment, long maxMessageBytes, RpcAgent agent) {
         this.outOfBandThreshold = outOfBandThreshold;
         this.attachment = attachment;
+        this.agent = agent;
         Registry registry = new Registry();
         WireTypes.registerAll(registry);
         internal.register(registry);
@@ -80,15 +93,15 @@ public final class ObjectCodec {
     }
 
     /**
-     * Encodes {@code value} as the payload of {@code message} (which serializers see as
-     * {@link MessageContext#current()}; null for none).
+     * Encodes {@code value} as the payload of a message with {@code headers} (which serializers see
+     * through {@link MessageContext#current()}; null for none).
      */
-    public EncodedPayload encode(Object value, MessageContext message) {
+    public EncodedPayload encode(Object value, CallHeaders headers) {
         List<BufferObject> outOfBand = new ArrayList<>(0);
-        Object previous = CURRENT.get();
-        CURRENT.set(attachment);
-        MessageContext previousMessage = MESSAGE.get();
-        MESSAGE.set(message);
+        ObjectCodec previous = CURRENT.get();
+        CURRENT.set(this);
+        CallHeaders previousHeaders = MESSAGE.get();
+        MESSAGE.set(headers);
         try {
             byte[] inBand = fory.execute(f -> f.serialize(value, buffer -> {
                 if (buffer.totalBytes() >= outOfBandThreshold) {
@@ -105,7 +118,7 @@ public final class ObjectCodec {
                     "cannot encode a value of type " + typeName(value) + ": " + e.getMessage(), e);
         } finally {
             CURRENT.set(previous);
-            MESSAGE.set(previousMessage);
+            MESSAGE.set(previousHeaders);
         }
     }
 
@@ -113,15 +126,15 @@ public final class ObjectCodec {
      * Decodes a value. The buffers are only read during the call; nothing decoded aliases them.
      */
     public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand) {
-        return decode(inBand, outOfBand, (MessageContext) null);
+        return decode(inBand, outOfBand, (CallHeaders) null);
     }
 
-    /** Decodes the payload of {@code message} (see {@link #encode(Object, MessageContext)}). */
-    public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, MessageContext message) {
-        Object previous = CURRENT.get();
-        CURRENT.set(attachment);
-        MessageContext previousMessage = MESSAGE.get();
-        MESSAGE.set(message);
+    /** Decodes the payload of a message with {@code headers} (see {@link #encode(Object, CallHeaders)}). */
+    public Object decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, CallHeaders headers) {
+        ObjectCodec previous = CURRENT.get();
+        CURRENT.set(this);
+        CallHeaders previousHeaders = MESSAGE.get();
+        MESSAGE.set(headers);
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
             // Always pass the list, even empty: streams written with a buffer callback require it.
@@ -137,28 +150,31 @@ public final class ObjectCodec {
                     "cannot decode a message: " + innermostMessage(e), e);
         } finally {
             CURRENT.set(previous);
-            MESSAGE.set(previousMessage);
+            MESSAGE.set(previousHeaders);
         }
     }
 
     /** The message being encoded or decoded on this thread, or null. */
     public static MessageContext currentMessage() {
-        return MESSAGE.get();
+        CallHeaders headers = MESSAGE.get();
+        ObjectCodec codec = CURRENT.get();
+        return headers == null || codec == null ? null : new MessageContext(codec.agent, headers);
     }
 
     /** The attachment of the codec working on this thread, or null outside encode and decode. */
     public static Object currentAttachment() {
-        return CURRENT.get();
+        ObjectCodec codec = CURRENT.get();
+        return codec == null ? null : codec.attachment;
     }
 
     /** Decodes a value expected to be of {@code type}, failing clearly for anything else. */
     public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, Class<T> type) {
-        return decode(inBand, outOfBand, null, type);
+        return decode(inBand, outOfBand, (CallHeaders) null, type);
     }
 
     /** Decodes the payload of {@code message}, expected to be of {@code type}. */
-    public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, MessageContext message, Class<T> type) {
-        Object value = decode(inBand, outOfBand, message);
+    public <T> T decode(ByteBuffer inBand, List<ByteBuffer> outOfBand, CallHeaders headers, Class<T> type) {
+        Object value = decode(inBand, outOfBand, headers);
         if (!type.isInstance(value)) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "expected a " + type.getName() + " but the message held " + typeName(value)
