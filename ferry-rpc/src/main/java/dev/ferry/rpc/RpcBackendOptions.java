@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.internal.transport.PeerAuthentication;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 
@@ -101,6 +102,15 @@ import java.util.Objects;
  *       {@code FERRY_RECEIVE_POOL_GC=0} turns that off too);
  *       while the segment is full, buffers travel over the socket. Negotiated per connection at connect time;
  *       anything that fails falls back to the socket</td></tr>
+ *   <tr><td>authToken</td><td>{@code FERRY_AUTH_TOKEN}, else none</td><td>a secret shared by the group (at least
+ *       16 characters): every connection, TCP or Unix socket, main or bulk, starts with both ends proving they hold
+ *       it (a challenge-response over fresh nonces with HMAC-SHA256; the token never crosses the wire) before
+ *       either reads anything else. A peer without it, with another, or anything else that connects is dropped
+ *       and the calls that needed it fail with {@link RpcException.Code#UNAUTHENTICATED}; the rest of the group
+ *       is unaffected. Authenticates, does not encrypt. {@code ferry run} gives its workers a fresh one unless
+ *       the environment has one. The rendezvous store is not covered</td></tr>
+ *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
+ *       closed</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -153,8 +163,15 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long receiveBufferPoolBytes;
     private final int bulkConnections;
     private final long sharedMemoryBytes;
+    private final String authToken;
+    private final Duration authTimeout;
 
     private RpcBackendOptions(Builder b) {
+        if (b.authToken != null) {
+            PeerAuthentication.of(b.authToken, b.authTimeout); // the same checks the transport makes, at build time
+        }
+        this.authToken = b.authToken;
+        this.authTimeout = b.authTimeout;
         this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
@@ -310,6 +327,16 @@ public final class RpcBackendOptions implements BackendOptions {
         return sharedMemoryBytes;
     }
 
+    /** The group's authentication token; null when connections are not authenticated. Never logged. */
+    public String authToken() {
+        return authToken;
+    }
+
+    /** How long a connection may take to authenticate. */
+    public Duration authTimeout() {
+        return authTimeout;
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -346,6 +373,8 @@ public final class RpcBackendOptions implements BackendOptions {
         private long sharedMemoryBytes = "0".equals(System.getenv("FERRY_SHM"))
                 || "false".equalsIgnoreCase(System.getenv("FERRY_SHM")) ? 0
                 : (long) Math.max(0, envInt("FERRY_SHM_MIB", 512)) << 20;
+        private String authToken = blankToNull(System.getenv("FERRY_AUTH_TOKEN"));
+        private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
 
         private Builder() {
         }
@@ -376,6 +405,12 @@ public final class RpcBackendOptions implements BackendOptions {
             receiveBufferPoolBytes = o.receiveBufferPoolBytes;
             bulkConnections = o.bulkConnections;
             sharedMemoryBytes = o.sharedMemoryBytes;
+            authToken = o.authToken;
+            authTimeout = o.authTimeout;
+        }
+
+        private static String blankToNull(String value) {
+            return value == null || value.isBlank() ? null : value;
         }
 
         private static int envInt(String name, int fallback) {
@@ -573,6 +608,30 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("sharedMemoryBytes must be between 0 and 2 GiB, got " + value);
             }
             this.sharedMemoryBytes = value;
+            return this;
+        }
+
+        /**
+         * The secret every worker of the group holds (at least 16 characters); connections are
+         * authenticated with it (see the table above). Null turns authentication off.
+         *
+         * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} if it is shorter than 16 characters
+         */
+        public Builder authToken(String value) {
+            if (value != null) {
+                PeerAuthentication.of(value, authTimeout);
+            }
+            this.authToken = value;
+            return this;
+        }
+
+        /** How long a connection may take to authenticate before it is closed; must be positive. */
+        public Builder authTimeout(Duration value) {
+            Objects.requireNonNull(value, "authTimeout");
+            if (value.isNegative() || value.isZero()) {
+                throw invalid("authTimeout must be positive, got " + value);
+            }
+            this.authTimeout = value;
             return this;
         }
 

@@ -56,7 +56,12 @@ public class RpcException extends RuntimeException {
          */
         ILLEGAL_STATE,
         /** A failure inside Ferry itself. */
-        INTERNAL
+        INTERNAL,
+        /**
+         * A connection's peer did not prove it holds the group's authentication token (wrong or
+         * missing token, or something that is not a Ferry worker), or did not within the time allowed.
+         */
+        UNAUTHENTICATED
     }
 
     private final Code code;

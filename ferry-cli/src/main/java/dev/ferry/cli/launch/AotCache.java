@@ -408,14 +408,16 @@ public final class AotCache {
    * spec's), which pick the code a job runs hot: a cache trained over Unix sockets and shared memory
    * has no profiles for the TCP path (W3 over TCP at 16 MiB ran at ~2 GB/s from such a cache and
    * ~4 GB/s from one trained over TCP). Not the cache's own location, nor the eager-compilation
-   * switch, which says how to use a cache rather than what to train it on.
+   * switch, which says how to use a cache rather than what to train it on, nor the authentication
+   * token (a secret, new for every group, that changes no code path after the handshake).
    */
   private static SortedMap<String, String> ferrySettings(WorkerGroupSpec spec) {
     SortedMap<String, String> settings = new TreeMap<>();
     Map<String, String> env = new HashMap<>(System.getenv());
     env.putAll(spec.env());
     env.forEach((name, value) -> {
-      if (name.startsWith("FERRY_") && !name.equals(CACHE_DIR_VARIABLE) && !name.equals(EAGER_VARIABLE)) {
+      if (name.startsWith("FERRY_") && !name.equals(CACHE_DIR_VARIABLE) && !name.equals(EAGER_VARIABLE)
+          && !name.equals(WorkerEnvironment.FERRY_AUTH_TOKEN)) {
         settings.put(name, value);
       }
     });

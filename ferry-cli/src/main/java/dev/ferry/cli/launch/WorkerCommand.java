@@ -23,12 +23,18 @@ final class WorkerCommand {
     return command;
   }
 
-  /** A process builder for {@code rank}, with its environment and redirections set. */
-  static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort) {
+  /**
+   * A process builder for {@code rank}, with its environment and redirections set; {@code authToken}
+   * (null: none) goes into {@link WorkerEnvironment#FERRY_AUTH_TOKEN}.
+   */
+  static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort, String authToken) {
     ProcessBuilder builder = new ProcessBuilder(commandLine(spec, rank));
     Map<String, String> env = builder.environment();
     env.putAll(spec.env());
     env.putAll(WorkerEnvironment.forRank(rank, spec.nproc(), spec.masterAddr(), masterPort));
+    if (authToken != null) {
+      env.put(WorkerEnvironment.FERRY_AUTH_TOKEN, authToken);
+    }
     spec.directory().ifPresent(dir -> builder.directory(dir.toFile()));
     builder.redirectOutput(redirect(spec.stdout()));
     builder.redirectError(redirect(spec.stderr()));

@@ -1,5 +1,7 @@
 package dev.ferry.cli.launch;
 
+import java.security.SecureRandom;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -18,11 +20,14 @@ import java.util.Set;
  * MASTER_ADDR         address where rank 0 listens         127.0.0.1
  * MASTER_PORT         port where rank 0 listens            41233
  * FERRY_INIT_METHOD   how to rendezvous                    env://
+ * FERRY_AUTH_TOKEN    the group's authentication token     (43 random characters)
  * </pre>
  *
  * <p>A worker reads them with {@code System.getenv("RANK")}; Ferry's RPC initialisation does so
- * when its init method is {@code env://}. Every other variable of the launcher's environment is
- * inherited unchanged.
+ * when its init method is {@code env://}, and authenticates every connection with
+ * {@code FERRY_AUTH_TOKEN}. The launcher makes a fresh token per group ({@link #newAuthToken}) unless
+ * its own environment has one, which the workers then inherit: a process outside the group cannot
+ * call into it. Every other variable of the launcher's environment is inherited unchanged.
  */
 public final class WorkerEnvironment {
 
@@ -40,12 +45,16 @@ public final class WorkerEnvironment {
   public static final String MASTER_PORT = "MASTER_PORT";
   /** Rendezvous method, always {@link #ENV_INIT_METHOD} for launched workers. */
   public static final String FERRY_INIT_METHOD = "FERRY_INIT_METHOD";
+  /** The group's authentication token (see {@code RpcBackendOptions.authToken}). */
+  public static final String FERRY_AUTH_TOKEN = "FERRY_AUTH_TOKEN";
   /** Value of {@link #FERRY_INIT_METHOD}: read everything from these variables. */
   public static final String ENV_INIT_METHOD = "env://";
 
   /** All variables above; {@link WorkerGroupSpec.Builder#putEnv} refuses them. */
   public static final Set<String> RESERVED = Set.of(
       RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, FERRY_INIT_METHOD);
+
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   private WorkerEnvironment() {}
 
@@ -63,5 +72,12 @@ public final class WorkerEnvironment {
     env.put(MASTER_PORT, Integer.toString(masterPort));
     env.put(FERRY_INIT_METHOD, ENV_INIT_METHOD);
     return env;
+  }
+
+  /** A fresh random token for one group: 256 bits, URL-safe Base64 without padding (43 characters). */
+  public static String newAuthToken() {
+    byte[] bytes = new byte[32];
+    RANDOM.nextBytes(bytes);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(bytes);
   }
 }

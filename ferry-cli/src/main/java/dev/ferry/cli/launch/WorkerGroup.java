@@ -85,12 +85,13 @@ public final class WorkerGroup implements AutoCloseable {
         throw new IllegalStateException("worker group is " + (state == State.CLOSED ? "closed" : "already started"));
       }
       masterPort = spec.masterPort() != 0 ? spec.masterPort() : FreePorts.pick();
+      String authToken = groupAuthToken();
       startNanos = System.nanoTime();
       List<Worker> started = new ArrayList<>(spec.nproc());
       int rank = 0;
       try {
         for (; rank < spec.nproc(); rank++) {
-          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort);
+          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort, authToken);
           log.debug("rank {} command: {}", rank, builder.command());
           Process process = builder.start();
           started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
@@ -109,6 +110,16 @@ public final class WorkerGroup implements AutoCloseable {
           spec.mainClass(), spec.masterAddr(), masterPort, workers.stream().map(w -> w.process().pid()).toList());
     }
     return this;
+  }
+
+  /**
+   * A fresh token for this group, or null when the spec's or the launcher's environment already has
+   * one (the workers then use that: a group spread over launchers shares it that way).
+   */
+  private String groupAuthToken() {
+    boolean given = spec.env().containsKey(WorkerEnvironment.FERRY_AUTH_TOKEN)
+        || System.getenv(WorkerEnvironment.FERRY_AUTH_TOKEN) != null;
+    return given ? null : WorkerEnvironment.newAuthToken();
   }
 
   /** The spec this group was created from. */

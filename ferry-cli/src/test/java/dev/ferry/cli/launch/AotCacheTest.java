@@ -92,10 +92,13 @@ class AotCacheTest {
     Path overTcp = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("FERRY_UNIX_SOCKETS", "0").build(), 0);
     Path otherVariable = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("UNRELATED_SETTING", "1").build(), 0);
     Path eager = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("FERRY_EAGER_JIT", "1").build(), 0);
+    Path token = cache.cacheFile(spec(EnvEcho.class, 2)
+        .putEnv(WorkerEnvironment.FERRY_AUTH_TOKEN, WorkerEnvironment.newAuthToken()).build(), 0);
 
     assertThat(overTcp).isNotEqualTo(plain);
     assertThat(otherVariable).isEqualTo(plain);
     assertThat(eager).as("eager compilation uses the same cache").isEqualTo(plain);
+    assertThat(token).as("a group's token (new for every run) uses the same cache").isEqualTo(plain);
   }
 
   @Test

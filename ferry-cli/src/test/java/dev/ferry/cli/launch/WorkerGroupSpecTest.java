@@ -47,13 +47,22 @@ class WorkerGroupSpecTest {
     WorkerGroupSpec spec = WorkerGroupSpec.builder().mainClass("a.B").nproc(4).masterAddr("10.0.0.1")
         .putEnv("EXTRA", "1").build();
 
-    ProcessBuilder builder = WorkerCommand.forRank(spec, 2, 29500);
+    ProcessBuilder builder = WorkerCommand.forRank(spec, 2, 29500, "a-token-of-the-group-0123456789");
 
     assertThat(builder.environment())
         .containsEntry("RANK", "2").containsEntry("LOCAL_RANK", "2")
         .containsEntry("WORLD_SIZE", "4").containsEntry("LOCAL_WORLD_SIZE", "4")
         .containsEntry("MASTER_ADDR", "10.0.0.1").containsEntry("MASTER_PORT", "29500")
-        .containsEntry("FERRY_INIT_METHOD", "env://").containsEntry("EXTRA", "1");
+        .containsEntry("FERRY_INIT_METHOD", "env://").containsEntry("EXTRA", "1")
+        .containsEntry("FERRY_AUTH_TOKEN", "a-token-of-the-group-0123456789");
+  }
+
+  @Test
+  void newAuthTokensAreLongRandomAndUrlSafe() {
+    String one = WorkerEnvironment.newAuthToken();
+    String other = WorkerEnvironment.newAuthToken();
+
+    assertThat(one).hasSize(43).matches("[A-Za-z0-9_-]+").isNotEqualTo(other);
   }
 
   @Test

@@ -61,6 +61,9 @@ class WorkerGroupTest {
     assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.SUCCEEDED);
     assertThat(result.failure()).isEmpty();
     assertThat(group.masterPort()).isBetween(1, 65535);
+    String groupToken = sink.lines(0, WorkerStream.STDOUT).stream().filter(l -> l.startsWith("auth=")).findFirst()
+        .orElseThrow();
+    assertThat(groupToken).as("a token of its own for the group").isNotEqualTo("auth=none");
     for (int rank = 0; rank < 3; rank++) {
       assertThat(result.workers().get(rank).rank()).isEqualTo(rank);
       assertThat(result.workers().get(rank).exitCode()).isZero();
@@ -74,10 +77,32 @@ class WorkerGroupTest {
           "MASTER_PORT=" + group.masterPort(),
           "FERRY_INIT_METHOD=env://",
           "FERRY_TEST_EXTRA=extra",
+          groupToken,
           "prop=from-jvm-arg",
           "args=[a, b c]");
       assertThat(sink.lines(rank, WorkerStream.STDERR)).containsExactly("stderr of rank " + rank);
     }
+  }
+
+  @Test
+  void eachGroupGetsATokenOfItsOwnUnlessOneIsGiven() throws Exception {
+    CollectingSink second = new CollectingSink();
+    CollectingSink given = new CollectingSink();
+    WorkerGroup one = start(TestWorkers.spec(EnvEcho.class, 1).sink(sink).build());
+    WorkerGroup two = start(TestWorkers.spec(EnvEcho.class, 1).sink(second).build());
+    String token = WorkerEnvironment.newAuthToken();
+    WorkerGroup three = start(TestWorkers.spec(EnvEcho.class, 1)
+        .putEnv(WorkerEnvironment.FERRY_AUTH_TOKEN, token).sink(given).build());
+    for (WorkerGroup group : List.of(one, two, three)) {
+      assertThat(group.awaitCompletion(BOUND).succeeded()).isTrue();
+    }
+
+    assertThat(authLine(sink)).isNotEqualTo(authLine(second)).isNotEqualTo("auth=none");
+    assertThat(authLine(given)).isEqualTo("auth=" + token.length() + "/" + Integer.toHexString(token.hashCode()));
+  }
+
+  private static String authLine(CollectingSink lines) {
+    return lines.lines(0, WorkerStream.STDOUT).stream().filter(l -> l.startsWith("auth=")).findFirst().orElseThrow();
   }
 
   @Test

@@ -10,6 +10,9 @@ public final class EnvEcho {
         "MASTER_PORT", "FERRY_INIT_METHOD", "FERRY_TEST_EXTRA")) {
       System.out.println(name + "=" + System.getenv(name));
     }
+    String token = System.getenv("FERRY_AUTH_TOKEN");
+    // Which token, not the token: its length and hash, equal on every rank of a group.
+    System.out.println("auth=" + (token == null ? "none" : token.length() + "/" + Integer.toHexString(token.hashCode())));
     System.out.println("prop=" + System.getProperty("ferry.test.prop"));
     System.out.println("args=" + List.of(args));
     System.err.println("stderr of rank " + System.getenv("RANK"));

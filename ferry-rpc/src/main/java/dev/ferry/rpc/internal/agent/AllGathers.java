@@ -129,8 +129,11 @@ final class AllGathers {
         try {
             return timeout.isZero() ? future.get() : future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
         } catch (TimeoutException e) {
+            long rejected = agent.authRejections();
             throw new RpcException(RpcException.Code.TIMEOUT, agent.directory().self().name() + " timed out in allGather "
-                    + id + " after " + describe(timeout) + " waiting for " + what);
+                    + id + " after " + describe(timeout) + " waiting for " + what + (rejected == 0 ? ""
+                    : " (" + rejected + " connection" + (rejected == 1 ? "" : "s")
+                    + " failed authentication meanwhile: do all workers have the same authToken?)"));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RpcException(RpcException.Code.INTERNAL, "interrupted in allGather " + id, e);

@@ -221,6 +221,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         return directory;
     }
 
+    /** Connections this worker's transport dropped because they failed authentication. */
+    long authRejections() {
+        String count = transport.debugInfo().get("transport.auth.rejected");
+        return count == null ? 0 : Long.parseLong(count);
+    }
+
     AllGathers allGathers() {
         return allGathers;
     }

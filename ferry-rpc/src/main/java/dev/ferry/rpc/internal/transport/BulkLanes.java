@@ -56,6 +56,7 @@ final class BulkLanes {
     private static final AttributeKey<LaneState> LANE = AttributeKey.valueOf("ferry.lane");
 
     private final NettyTransport.Settings settings;
+    private final Runnable rejected;
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
     private final ChannelGroup channels;
@@ -72,11 +73,13 @@ final class BulkLanes {
      * @param threads       makes the lane event loops' threads
      * @param channels      the transport's channels: lanes and the bulk port join them, to close with the transport
      * @param readingPaused whether a main connection's reading is paused, by its channel
+     * @param rejected      runs when a lane fails authentication (with {@code settings.authentication()})
      */
     BulkLanes(NettyTransport.Settings settings, IoHandlerFactory ioHandler, ThreadFactory threads,
               Class<? extends ServerChannel> serverChannelType, Class<? extends Channel> channelType,
-              ChannelGroup channels, LargeBufferPool receivePool, Predicate<Channel> readingPaused) {
+              ChannelGroup channels, LargeBufferPool receivePool, Predicate<Channel> readingPaused, Runnable rejected) {
         this.settings = settings;
+        this.rejected = rejected;
         this.serverChannelType = serverChannelType;
         this.channelType = channelType;
         this.channels = channels;
@@ -234,6 +237,9 @@ final class BulkLanes {
                 throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a whole message on a bulk connection");
             }, control);
             channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            if (settings.authentication() != null) {
+                channel.pipeline().addLast("auth", settings.authentication().handshake(bulk == null, rejected));
+            }
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("lane", new LaneHandler(state));

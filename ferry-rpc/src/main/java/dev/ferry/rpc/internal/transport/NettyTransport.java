@@ -123,14 +123,25 @@ public final class NettyTransport implements Transport {
      *                         ({@link BulkGroup}): 1 for the main connection alone
      * @param closeTimeout     how long a graceful {@link Connection#close} waits for what is queued to be
      *                         written and for the peer to close its end, before it closes abortively
+     * @param authentication   the token every connection, main or bulk, must prove before it carries
+     *                         anything ({@link PeerAuthentication}); null: connections are not authenticated
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
+                           long receivePoolBytes, int bulkConnections, Duration closeTimeout,
+                           PeerAuthentication authentication) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
         /** Default bound of a graceful close. */
         public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+        /** Without authentication. */
+        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                        long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
+            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
+                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, null);
+        }
 
         /** With the default close timeout. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
@@ -142,7 +153,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withCloseTimeout(Duration value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication);
         }
 
         /** Without bulk connections. */
@@ -166,7 +177,13 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication);
+        }
+
+        /** With connections authenticated by {@code value} (null: not authenticated). */
+        public Settings withAuthentication(PeerAuthentication value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value);
         }
     }
 
@@ -180,6 +197,7 @@ public final class NettyTransport implements Transport {
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
     private final LargeBufferPool receivePool;
+    private final java.util.concurrent.atomic.LongAdder authRejections = new java.util.concurrent.atomic.LongAdder();
     private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
@@ -244,7 +262,7 @@ public final class NettyTransport implements Transport {
                         channel -> {
                             NettyConnection connection = channel.attr(CONNECTION).get();
                             return connection != null && connection.readingPaused();
-                        });
+                        }, authRejections::increment);
     }
 
     @Override
@@ -415,11 +433,24 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** Counters of the shared-memory channel, when there is one (empty otherwise). */
+    /**
+     * Counters of the shared-memory channel, when there is one, and of authentication, when it is on
+     * ({@code transport.auth.rejected}: connections dropped because they did not authenticate).
+     */
     @Override
     public java.util.Map<String, String> debugInfo() {
         SharedMemory shm = sharedMemory;
-        return shm == null ? java.util.Map.of() : shm.debugInfo();
+        java.util.Map<String, String> info = new java.util.TreeMap<>(shm == null ? java.util.Map.of() : shm.debugInfo());
+        if (settings.authentication() != null) {
+            info.put("transport.auth", "hmac-sha256");
+            info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
+        }
+        return info;
+    }
+
+    /** Connections dropped because they failed authentication, by either end. */
+    long authRejections() {
+        return authRejections.sum();
     }
 
     /** The shared-memory channel, or null: for tests. */
@@ -502,6 +533,9 @@ public final class NettyTransport implements Transport {
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
             FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
+            if (settings.authentication() != null) {
+                channel.pipeline().addFirst("auth", settings.authentication().handshake(accepted, authRejections::increment));
+            }
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());
             }

@@ -18,7 +18,8 @@ public interface TransportFactory {
             options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(), options.sendQueueBytes(),
             options.sendQueueTimeout(), options.unixSockets(),
             options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
-            options.receiveBufferPoolBytes(), options.bulkConnections(), options.closeTimeout()),
+            options.receiveBufferPoolBytes(), options.bulkConnections(), options.closeTimeout(),
+            options.authToken() == null ? null : PeerAuthentication.of(options.authToken(), options.authTimeout())),
             SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),

@@ -1,0 +1,232 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.PendingWriteQueue;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.unix.PeerCredentials;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The first handler of an authenticated connection: runs {@link PeerAuthentication}'s exchange,
+ * holds back everything else in both directions until the peer has proved itself, then hands what
+ * it holds on and leaves the pipeline, so an authenticated connection costs nothing per message.
+ *
+ * <p>A peer that sends something else first, a wrong proof, or nothing within the timeout gets its
+ * connection closed with {@link RpcException.Code#UNAUTHENTICATED}; nothing it sent reaches the
+ * handlers behind this one, and nothing queued for it is written. When the peer closes the
+ * connection during the exchange (it rejected this end's proof), the close reports the same code.
+ *
+ * <p>One instance per channel; runs on the channel's event loop only.
+ */
+final class AuthHandshake extends ChannelDuplexHandler {
+    private static final Logger log = LoggerFactory.getLogger(AuthHandshake.class);
+
+    private enum Stage { NOT_STARTED, AWAIT_HELLO, AWAIT_PROOF, DONE, FAILED }
+
+    private final PeerAuthentication auth;
+    private final boolean accepted;
+    private final Runnable onRejected;
+    private final byte[] ownNonce = PeerAuthentication.newNonce();
+    private byte[] otherNonce;
+    private Stage stage = Stage.NOT_STARTED;
+    private ByteBuf received;
+    private PendingWriteQueue held;
+    private ScheduledFuture<?> deadline;
+
+    AuthHandshake(PeerAuthentication auth, boolean accepted, Runnable onRejected) {
+        this.auth = auth;
+        this.accepted = accepted;
+        this.onRejected = onRejected;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        held = new PendingWriteQueue(ctx);
+        if (ctx.channel().isActive()) {
+            start(ctx);
+        }
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        start(ctx);
+        ctx.fireChannelActive();
+    }
+
+    private void start(ChannelHandlerContext ctx) {
+        if (stage != Stage.NOT_STARTED) {
+            return;
+        }
+        stage = Stage.AWAIT_HELLO;
+        ByteBuf hello = ctx.alloc().buffer(PeerAuthentication.HELLO_BYTES);
+        hello.writeInt(PeerAuthentication.MAGIC).writeByte(PeerAuthentication.VERSION).writeBytes(ownNonce);
+        ctx.writeAndFlush(hello);
+        long nanos = auth.timeout().toNanos();
+        deadline = ctx.executor().schedule(() -> fail(ctx, "the peer did not authenticate within "
+                + auth.timeout().toMillis() + " ms"), nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (stage == Stage.DONE) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        if (stage == Stage.FAILED || !(msg instanceof ByteBuf in)) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (received == null) {
+            received = ctx.alloc().buffer(PeerAuthentication.HELLO_BYTES + PeerAuthentication.PROOF_BYTES);
+        }
+        received.writeBytes(in);
+        in.release();
+        if (stage == Stage.AWAIT_HELLO && received.readableBytes() >= Integer.BYTES
+                && received.getInt(received.readerIndex()) != PeerAuthentication.MAGIC) {
+            notAHandshake(ctx); // at once: something that is not a worker may never send the rest
+            return;
+        }
+        if (stage == Stage.AWAIT_HELLO && received.readableBytes() >= PeerAuthentication.HELLO_BYTES) {
+            readHello(ctx);
+        }
+        if (stage == Stage.AWAIT_PROOF && received.readableBytes() >= PeerAuthentication.PROOF_BYTES) {
+            readProof(ctx);
+        }
+    }
+
+    private void readHello(ChannelHandlerContext ctx) {
+        received.skipBytes(Integer.BYTES); // the magic, checked already
+        byte version = received.readByte();
+        if (version != PeerAuthentication.VERSION) {
+            fail(ctx, "the peer uses authentication version " + version + ", this worker "
+                    + PeerAuthentication.VERSION);
+            return;
+        }
+        otherNonce = new byte[PeerAuthentication.NONCE_BYTES];
+        received.readBytes(otherNonce);
+        ctx.writeAndFlush(ctx.alloc().buffer(PeerAuthentication.PROOF_BYTES)
+                .writeBytes(auth.proof(accepted, ownNonce, otherNonce)));
+        stage = Stage.AWAIT_PROOF;
+    }
+
+    private void notAHandshake(ChannelHandlerContext ctx) {
+        fail(ctx, "the peer's first bytes are not a Ferry authentication handshake"
+                + " (a worker without an authentication token, or not a Ferry worker)");
+    }
+
+    private void readProof(ChannelHandlerContext ctx) {
+        byte[] proof = new byte[PeerAuthentication.PROOF_BYTES];
+        received.readBytes(proof);
+        if (!auth.verify(accepted, ownNonce, otherNonce, proof)) {
+            fail(ctx, "the peer's authentication proof is wrong (its token differs from this worker's)");
+            return;
+        }
+        stage = Stage.DONE;
+        deadline.cancel(false);
+        log.debug("{}: peer authenticated", ctx.channel());
+        held.removeAndWriteAll();
+        ctx.flush();
+        ByteBuf rest = received;
+        received = null;
+        if (rest.isReadable()) {
+            ctx.fireChannelRead(rest);
+            ctx.fireChannelReadComplete();
+        } else {
+            rest.release();
+        }
+        ctx.pipeline().remove(this);
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        switch (stage) {
+            case DONE -> ctx.write(msg, promise);
+            case FAILED -> {
+                ReferenceCountUtil.release(msg);
+                promise.setFailure(unauthenticated("the connection failed authentication"));
+            }
+            default -> held.add(msg, promise);
+        }
+    }
+
+    @Override
+    public void flush(ChannelHandlerContext ctx) {
+        if (stage == Stage.DONE) {
+            ctx.flush();
+        }
+        // Otherwise what is held goes out, flushed, once the peer has proved itself.
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        if (stage != Stage.DONE && stage != Stage.FAILED) {
+            fail(ctx, "the peer closed the connection during authentication (it probably rejected this"
+                    + " worker's token)");
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (received != null) {
+            received.release();
+            received = null;
+        }
+        if (deadline != null) {
+            deadline.cancel(false);
+        }
+    }
+
+    /** Fails the handshake: what is held fails, the handlers behind learn why, the channel closes. */
+    private void fail(ChannelHandlerContext ctx, String reason) {
+        if (stage == Stage.DONE || stage == Stage.FAILED) {
+            return;
+        }
+        stage = Stage.FAILED;
+        if (deadline != null) {
+            deadline.cancel(false);
+        }
+        if (received != null) {
+            received.release();
+            received = null;
+        }
+        RpcException failure = unauthenticated("connection " + (accepted ? "from " : "to ")
+                + peer(ctx.channel()) + " failed authentication: " + reason);
+        onRejected.run();
+        held.removeAndFailAll(failure);
+        ctx.fireExceptionCaught(failure);
+        ctx.close();
+    }
+
+    /**
+     * Who is at the other end: its address, or for an accepted Unix socket (whose peer address is
+     * empty) the process the kernel says it is.
+     */
+    private static String peer(Channel channel) {
+        if (channel instanceof EpollDomainSocketChannel unix
+                && (channel.remoteAddress() == null || channel.remoteAddress().toString().isEmpty())) {
+            try {
+                PeerCredentials credentials = unix.peerCredentials();
+                return "a local process (pid " + credentials.pid() + ", uid " + credentials.uid() + ")";
+            } catch (IOException | RuntimeException e) {
+                return "a local process (Unix socket)";
+            }
+        }
+        return String.valueOf(channel.remoteAddress());
+    }
+
+    private static RpcException unauthenticated(String message) {
+        return new RpcException(RpcException.Code.UNAUTHENTICATED, message);
+    }
+}

@@ -1,0 +1,231 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.serial.EncodedPayload;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Connections authenticated with a shared token ({@link PeerAuthentication}, {@link AuthHandshake}):
+ * peers holding it talk as before, over the main connection and the bulk ones; anything else that
+ * connects is dropped before a byte of it reaches Ferry, learns nothing but a nonce, and leaves the
+ * server serving the others.
+ */
+@Timeout(60)
+class AuthHandshakeTest {
+    private static final int MIB = 1 << 20;
+    private static final PeerAuthentication AUTH = PeerAuthentication.of("the-group-token-0123456789", Duration.ofSeconds(10));
+    private static final PeerAuthentication OTHER = PeerAuthentication.of("another-token-9876543210", Duration.ofSeconds(10));
+    private final NettyTransports transports = new NettyTransports("auth-test");
+
+    @AfterEach
+    void close() {
+        transports.close();
+    }
+
+    @Test
+    void peersWithTheTokenTalkAndSpreadLargeMessagesOverAuthenticatedBulkConnections() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(AUTH).withBulkConnections(3), server);
+        RecordingListener clientEvents = new RecordingListener();
+        Connection client = transports.connect(settings(AUTH).withBulkConnections(3), clientEvents, address);
+        Connection accepted = server.accepted();
+
+        client.send(message(1, "hello".getBytes(StandardCharsets.UTF_8)), e -> { });
+        assertThat(server.message().id()).isEqualTo(1);
+        accepted.send(message(2, "back".getBytes(StandardCharsets.UTF_8)), e -> { });
+        assertThat(clientEvents.message().id()).isEqualTo(2);
+
+        // The first large message opens the bulk connections; each authenticates like the main one.
+        client.send(message(3, new byte[8 * MIB]), e -> { });
+        assertThat(server.message().id()).isEqualTo(3);
+        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
+        byte[] large = randomBytes(9 * MIB + 5);
+        client.send(message(4, large), e -> { });
+        InboundMessage received = server.message();
+        assertThat(received.id()).isEqualTo(4);
+        assertThat(bytesOf(received.inBand())).isEqualTo(large);
+        assertThat(NettyTransport.bulkOf(accepted).activeLanes()).hasSize(2);
+    }
+
+    @Test
+    void aPeerWithAnotherTokenIsDroppedOnBothEndsAndTheServerGoesOnServingTheGroup() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(AUTH), server);
+        RecordingListener intruderEvents = new RecordingListener();
+        Connection intruder = transports.connect(settings(OTHER), intruderEvents, address);
+        CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
+        intruder.send(message(1, new byte[] {42}), sendFailure::complete);
+
+        assertUnauthenticated(intruderEvents.closedCause());
+        assertUnauthenticated(sendFailure.get(30, TimeUnit.SECONDS));
+        assertUnauthenticated(server.closedCause());
+        assertThat(server.messages).isEmpty();
+
+        RecordingListener memberEvents = new RecordingListener();
+        Connection member = transports.connect(settings(AUTH), memberEvents, address);
+        member.send(message(2, new byte[] {7}), e -> { });
+        InboundMessage received = server.message();
+        assertThat(received.id()).isEqualTo(2);
+        assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void aWorkerWithATokenCannotUseOneWithout() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), server);
+        RecordingListener clientEvents = new RecordingListener();
+        PeerAuthentication quick = PeerAuthentication.of("the-group-token-0123456789", Duration.ofMillis(500));
+        Connection client = transports.connect(settings(quick), clientEvents, address);
+        CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
+        client.send(message(1, new byte[] {42}), sendFailure::complete);
+
+        assertUnauthenticated(clientEvents.closedCause());
+        assertUnauthenticated(sendFailure.get(30, TimeUnit.SECONDS));
+        assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void somethingElseThatConnectsIsDroppedAndLearnsOnlyANonce() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(AUTH), server);
+        try (Socket socket = connect(address)) {
+            socket.getOutputStream().write("GET / HTTP/1.1\r\nHost: ferry\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            byte[] everything = readToEnd(socket.getInputStream());
+            assertThat(everything).hasSize(PeerAuthentication.HELLO_BYTES);
+            assertThat(ByteBuffer.wrap(everything).getInt()).isEqualTo(PeerAuthentication.MAGIC);
+        }
+        Throwable cause = server.closedCause();
+        assertUnauthenticated(cause);
+        assertThat(cause).hasMessageContaining("not a Ferry authentication handshake");
+        assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void aForgedProofIsRejected() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(AUTH), server);
+        try (Socket socket = connect(address)) {
+            DataInputStream in = new DataInputStream(socket.getInputStream());
+            byte[] serverHello = new byte[PeerAuthentication.HELLO_BYTES];
+            in.readFully(serverHello);
+            OutputStream out = socket.getOutputStream();
+            out.write(ByteBuffer.allocate(PeerAuthentication.HELLO_BYTES).putInt(PeerAuthentication.MAGIC)
+                    .put(PeerAuthentication.VERSION).put(PeerAuthentication.newNonce()).array());
+            // The server's own proof sent back (a reflection) must not pass for the opener's.
+            byte[] serverProof = new byte[PeerAuthentication.PROOF_BYTES];
+            in.readFully(serverProof);
+            out.write(serverProof);
+            assertThat(readToEnd(in)).isEmpty();
+        }
+        Throwable cause = server.closedCause();
+        assertUnauthenticated(cause);
+        assertThat(cause).hasMessageContaining("proof is wrong");
+    }
+
+    @Test
+    void aPeerThatSaysNothingIsDroppedAfterTheTimeout() throws Exception {
+        RecordingListener server = new RecordingListener();
+        PeerAuthentication quick = PeerAuthentication.of("the-group-token-0123456789", Duration.ofMillis(300));
+        String address = transports.listen(settings(quick), server);
+        try (Socket socket = connect(address)) {
+            assertThat(readToEnd(socket.getInputStream())).hasSize(PeerAuthentication.HELLO_BYTES);
+        }
+        Throwable cause = server.closedCause();
+        assertUnauthenticated(cause);
+        assertThat(cause).hasMessageContaining("did not authenticate within 300 ms");
+    }
+
+    @Test
+    void proofsDependOnTheRoleAndBothNoncesAndTheTokenIsNeverShown() {
+        byte[] mine = PeerAuthentication.newNonce();
+        byte[] theirs = PeerAuthentication.newNonce();
+        byte[] asAcceptor = AUTH.proof(true, mine, theirs);
+
+        assertThat(AUTH.proof(false, mine, theirs)).isNotEqualTo(asAcceptor);
+        assertThat(AUTH.proof(true, theirs, mine)).isNotEqualTo(asAcceptor);
+        assertThat(OTHER.proof(true, mine, theirs)).isNotEqualTo(asAcceptor);
+        assertThat(AUTH.verify(false, theirs, mine, asAcceptor)).isTrue();
+        assertThat(AUTH.verify(true, mine, theirs, asAcceptor)).as("a proof reflected back").isFalse();
+        assertThat(AUTH.toString()).doesNotContain("the-group-token");
+        assertThatThrownBy(() -> PeerAuthentication.of("short", Duration.ofSeconds(1)))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
+                .hasMessageContaining("at least 16");
+    }
+
+    private static NettyTransport.Settings settings(PeerAuthentication auth) {
+        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withAuthentication(auth);
+    }
+
+    private static void assertUnauthenticated(Throwable cause) {
+        assertThat(cause).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNAUTHENTICATED));
+    }
+
+    private static Socket connect(String address) throws IOException {
+        String hostPort = address.split(";")[0];
+        int colon = hostPort.lastIndexOf(':');
+        Socket socket = new Socket(hostPort.substring(0, colon), Integer.parseInt(hostPort.substring(colon + 1)));
+        socket.setSoTimeout(20_000);
+        return socket;
+    }
+
+    /** Everything the server sends until it closes; fails if it stays open for 20 s. */
+    private static byte[] readToEnd(InputStream in) throws IOException {
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        byte[] buffer = new byte[4096];
+        try {
+            for (int n; (n = in.read(buffer)) >= 0; ) {
+                all.write(buffer, 0, n);
+            }
+        } catch (SocketTimeoutException e) {
+            throw new AssertionError("the server kept the connection open; it sent " + all.size() + " bytes", e);
+        } catch (java.net.SocketException e) {
+            // Reset by the server closing with our bytes unread: closed all the same.
+        }
+        return all.toByteArray();
+    }
+
+    private static OutboundMessage message(long id, byte[] body) {
+        return new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), new EncodedPayload(body, List.of()));
+    }
+
+    private static byte[] randomBytes(int size) {
+        byte[] bytes = new byte[size];
+        SplittableRandom random = new SplittableRandom(size);
+        for (int i = 0; i < size; i++) {
+            bytes[i] = (byte) random.nextInt();
+        }
+        return bytes;
+    }
+
+    private static byte[] bytesOf(ByteBuffer buffer) {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+}
