@@ -4,11 +4,15 @@ import dev.ferry.cli.launch.GroupResult;
 import dev.ferry.cli.launch.LineSink;
 import dev.ferry.cli.launch.WorkerGroup;
 import dev.ferry.cli.launch.WorkerGroupSpec;
+import dev.ferry.rpc.testing.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -18,13 +22,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 class MultiProcessTest {
 
     private static GroupResult run(String mainClass, int nproc, List<String> lines) throws Exception {
+        return run(mainClass, nproc, lines, Map.of());
+    }
+
+    private static GroupResult run(String mainClass, int nproc, List<String> lines, Map<String, String> env)
+            throws Exception {
         LineSink sink = (rank, stream, line) -> lines.add(rank + "|" + line);
-        WorkerGroupSpec spec = WorkerGroupSpec.builder()
+        WorkerGroupSpec.Builder builder = WorkerGroupSpec.builder()
                 .nproc(nproc)
                 .mainClass(mainClass)
                 .classpath(System.getProperty("java.class.path"))
-                .sink(sink)
-                .build();
+                .sink(sink);
+        env.forEach(builder::putEnv);
+        WorkerGroupSpec spec = builder.build();
         try (WorkerGroup group = new WorkerGroup(spec).start()) {
             return group.awaitCompletion(Duration.ofSeconds(90));
         }
@@ -43,6 +53,24 @@ class MultiProcessTest {
             String prefix = rank + "|";
             assertThat(lines).anyMatch(l -> l.startsWith(prefix) && l.contains("{worker2=20, worker0=0, worker1=10}"));
         }
+    }
+
+    @Test
+    void helloClusterRunsOverTlsFromTheEnvironmentAndABadKeyStoreStopsIt(@TempDir Path dir) throws Exception {
+        Path store = TestCertificates.keyStore(dir, "cluster");
+        Map<String, String> tls = Map.of("FERRY_UNIX_SOCKETS", "0", "FERRY_TLS_KEYSTORE", store.toString(),
+                "FERRY_TLS_KEYSTORE_PASSWORD", new String(TestCertificates.PASSWORD));
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(HelloCluster.class.getName(), 3, lines, tls);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).anyMatch(l -> l.startsWith("0|") && l.contains("hello worker0, from worker2"));
+
+        // The same with a wrong password: the workers read the variables, and refuse to start without TLS.
+        List<String> refused = new CopyOnWriteArrayList<>();
+        Map<String, String> wrong = new java.util.HashMap<>(tls);
+        wrong.put("FERRY_TLS_KEYSTORE_PASSWORD", "wrong");
+        assertThat(run(HelloCluster.class.getName(), 2, refused, wrong).succeeded()).isFalse();
+        assertThat(refused).anyMatch(l -> l.contains("cannot read the key store " + store));
     }
 
     @Test

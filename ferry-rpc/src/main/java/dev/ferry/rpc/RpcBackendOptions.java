@@ -4,6 +4,7 @@ import dev.ferry.rpc.internal.transport.PeerAuthentication;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -11,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import javax.net.ssl.SSLContext;
 
 /**
  * Options of the built-in backends, {@link BackendType#NETTY} and {@link BackendType#IN_PROCESS}
@@ -111,6 +113,15 @@ import java.util.Objects;
  *       the environment has one. The rendezvous store is not covered</td></tr>
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed</td></tr>
+ *   <tr><td>tls</td><td>from {@code FERRY_TLS_KEYSTORE}, else none</td><td>an {@link SSLContext} with this worker's
+ *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection, main or bulk, is then TLS
+ *       with both ends presenting a certificate the other must trust (mutual TLS; host names are not checked), so
+ *       traffic between hosts is encrypted and only holders of a trusted key get in; a failed handshake fails with
+ *       {@link RpcException.Code#UNAUTHENTICATED}. Unix-socket connections stay in the clear (same host, a
+ *       directory only this user can enter). From the environment: {@code FERRY_TLS_KEYSTORE} (PKCS12 or JKS),
+ *       {@code FERRY_TLS_KEYSTORE_PASSWORD}, {@code FERRY_TLS_TRUSTSTORE} (default: the key store) and
+ *       {@code FERRY_TLS_TRUSTSTORE_PASSWORD}. Costs the encryption (a large message is copied through it; TCP
+ *       reads no longer land straight in messages)</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -165,6 +176,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long sharedMemoryBytes;
     private final String authToken;
     private final Duration authTimeout;
+    private final SSLContext tls;
 
     private RpcBackendOptions(Builder b) {
         if (b.authToken != null) {
@@ -172,6 +184,7 @@ public final class RpcBackendOptions implements BackendOptions {
         }
         this.authToken = b.authToken;
         this.authTimeout = b.authTimeout;
+        this.tls = b.tls != null ? b.tls : b.tlsFromEnvironment ? tlsFromEnvironment() : null;
         this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
@@ -337,6 +350,24 @@ public final class RpcBackendOptions implements BackendOptions {
         return authTimeout;
     }
 
+    /** TLS for TCP connections; null when they are not encrypted. */
+    public SSLContext tls() {
+        return tls;
+    }
+
+    /** The context {@code FERRY_TLS_*} describe, or null without {@code FERRY_TLS_KEYSTORE}. */
+    private static SSLContext tlsFromEnvironment() {
+        String keyStore = System.getenv("FERRY_TLS_KEYSTORE");
+        if (keyStore == null || keyStore.isBlank()) {
+            return null;
+        }
+        char[] password = System.getenv().getOrDefault("FERRY_TLS_KEYSTORE_PASSWORD", "").toCharArray();
+        String trustStore = System.getenv("FERRY_TLS_TRUSTSTORE");
+        boolean sameStore = trustStore == null || trustStore.isBlank();
+        return TlsContexts.fromKeyStores(Path.of(keyStore), password, sameStore ? Path.of(keyStore) : Path.of(trustStore),
+                sameStore ? password : System.getenv().getOrDefault("FERRY_TLS_TRUSTSTORE_PASSWORD", "").toCharArray());
+    }
+
     @Override
     public String toString() {
         return "RpcBackendOptions{initMethod=" + initMethod + ", rpcTimeout=" + rpcTimeout
@@ -375,6 +406,9 @@ public final class RpcBackendOptions implements BackendOptions {
                 : (long) Math.max(0, envInt("FERRY_SHM_MIB", 512)) << 20;
         private String authToken = blankToNull(System.getenv("FERRY_AUTH_TOKEN"));
         private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
+        private SSLContext tls;
+        /** Whether {@code FERRY_TLS_*} apply: until {@link #tls} is called. */
+        private boolean tlsFromEnvironment = true;
 
         private Builder() {
         }
@@ -407,6 +441,8 @@ public final class RpcBackendOptions implements BackendOptions {
             sharedMemoryBytes = o.sharedMemoryBytes;
             authToken = o.authToken;
             authTimeout = o.authTimeout;
+            tls = o.tls;
+            tlsFromEnvironment = false;
         }
 
         private static String blankToNull(String value) {
@@ -632,6 +668,16 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("authTimeout must be positive, got " + value);
             }
             this.authTimeout = value;
+            return this;
+        }
+
+        /**
+         * TLS for TCP connections with {@code context} (see the table above; {@link TlsContexts}
+         * builds one from key stores); null turns it off, whatever {@code FERRY_TLS_KEYSTORE} says.
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = context;
+            this.tlsFromEnvironment = false;
             return this;
         }
 

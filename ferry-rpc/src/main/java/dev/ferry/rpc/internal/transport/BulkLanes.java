@@ -236,7 +236,12 @@ final class BulkLanes {
             UnitReader units = new UnitReader(assembler, NettyTransport.unitLimit(settings.maxFrameBytes()), message -> {
                 throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a whole message on a bulk connection");
             }, control);
-            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            // TLS first: the token's handshake, which may write at once, must go through it.
+            if (settings.tls() != null) {
+                settings.tls().install(channel, bulk == null);
+            } else {
+                channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            }
             if (settings.authentication() != null) {
                 channel.pipeline().addLast("auth", settings.authentication().handshake(bulk == null, rejected));
             }

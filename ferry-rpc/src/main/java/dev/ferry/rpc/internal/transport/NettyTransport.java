@@ -125,11 +125,12 @@ public final class NettyTransport implements Transport {
      *                         written and for the peer to close its end, before it closes abortively
      * @param authentication   the token every connection, main or bulk, must prove before it carries
      *                         anything ({@link PeerAuthentication}); null: connections are not authenticated
+     * @param tls              TLS for TCP connections, main and bulk ({@link TlsChannels}); null: none
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
                            long receivePoolBytes, int bulkConnections, Duration closeTimeout,
-                           PeerAuthentication authentication) {
+                           PeerAuthentication authentication, TlsChannels tls) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
         /** Default bound of a graceful close. */
@@ -140,7 +141,7 @@ public final class NettyTransport implements Transport {
                         Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
                         long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
             this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, null);
+                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, null, null);
         }
 
         /** With the default close timeout. */
@@ -153,7 +154,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withCloseTimeout(Duration value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls);
         }
 
         /** Without bulk connections. */
@@ -166,7 +167,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withBulkConnections(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -177,13 +178,19 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls);
         }
 
         /** With connections authenticated by {@code value} (null: not authenticated). */
         public Settings withAuthentication(PeerAuthentication value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls);
+        }
+
+        /** With TLS on TCP connections (null: none). */
+        public Settings withTls(TlsChannels value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value);
         }
     }
 
@@ -435,7 +442,8 @@ public final class NettyTransport implements Transport {
 
     /**
      * Counters of the shared-memory channel, when there is one, and of authentication, when it is on
-     * ({@code transport.auth.rejected}: connections dropped because they did not authenticate).
+     * ({@code transport.auth.rejected}: connections dropped because they did not authenticate);
+     * {@code transport.tls} when TCP connections use TLS.
      */
     @Override
     public java.util.Map<String, String> debugInfo() {
@@ -444,6 +452,9 @@ public final class NettyTransport implements Transport {
         if (settings.authentication() != null) {
             info.put("transport.auth", "hmac-sha256");
             info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
+        }
+        if (settings.tls() != null) {
+            info.put("transport.tls", "mutual (TCP connections)");
         }
         return info;
     }
@@ -533,8 +544,15 @@ public final class NettyTransport implements Transport {
             connections.add(connection);
             channel.closeFuture().addListener(f -> connections.remove(connection));
             FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
+            // First TLS, then the token's handshake behind it (encrypted), then the rest. An accepted
+            // channel is active already: each handler must be in place before the next starts writing.
+            boolean tls = settings.tls() != null && "tcp".equals(kind);
+            if (tls) {
+                settings.tls().install(channel, accepted);
+            }
             if (settings.authentication() != null) {
-                channel.pipeline().addFirst("auth", settings.authentication().handshake(accepted, authRejections::increment));
+                channel.pipeline().addBefore(channel.pipeline().context(this).name(), "auth",
+                        settings.authentication().handshake(accepted, authRejections::increment));
             }
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());
@@ -545,7 +563,10 @@ public final class NettyTransport implements Transport {
             }
             UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
                     connection.control());
-            channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            if (!tls) {
+                // With TLS the socket carries ciphertext: reads go through TLS's buffers, not into messages.
+                channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
+            }
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection, assembler));

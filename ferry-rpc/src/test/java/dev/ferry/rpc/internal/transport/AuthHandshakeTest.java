@@ -1,11 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.wire.InboundMessage;
-import dev.ferry.rpc.internal.wire.MessageKind;
-import dev.ferry.rpc.internal.wire.OutboundMessage;
-import dev.ferry.rpc.spi.CallHeaders;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -20,11 +16,12 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static dev.ferry.rpc.internal.transport.TestMessages.bytesOf;
+import static dev.ferry.rpc.internal.transport.TestMessages.message;
+import static dev.ferry.rpc.internal.transport.TestMessages.randomBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -208,24 +205,5 @@ class AuthHandshakeTest {
             // Reset by the server closing with our bytes unread: closed all the same.
         }
         return all.toByteArray();
-    }
-
-    private static OutboundMessage message(long id, byte[] body) {
-        return new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), new EncodedPayload(body, List.of()));
-    }
-
-    private static byte[] randomBytes(int size) {
-        byte[] bytes = new byte[size];
-        SplittableRandom random = new SplittableRandom(size);
-        for (int i = 0; i < size; i++) {
-            bytes[i] = (byte) random.nextInt();
-        }
-        return bytes;
-    }
-
-    private static byte[] bytesOf(ByteBuffer buffer) {
-        byte[] bytes = new byte[buffer.remaining()];
-        buffer.duplicate().get(bytes);
-        return bytes;
     }
 }

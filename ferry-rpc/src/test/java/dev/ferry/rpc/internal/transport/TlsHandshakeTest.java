@@ -1,0 +1,142 @@
+package dev.ferry.rpc.internal.transport;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.testing.TestCertificates;
+import io.netty.handler.ssl.SslHandler;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static dev.ferry.rpc.internal.transport.TestMessages.bytesOf;
+import static dev.ferry.rpc.internal.transport.TestMessages.message;
+import static dev.ferry.rpc.internal.transport.TestMessages.randomBytes;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * TCP connections with mutual TLS ({@link TlsChannels}): peers with trusted certificates talk
+ * encrypted over the main and the bulk connections; a peer whose certificate is not trusted, or that
+ * does not speak TLS, is dropped with {@code UNAUTHENTICATED}.
+ */
+@Timeout(60)
+class TlsHandshakeTest {
+    private static final int MIB = 1 << 20;
+    private static TlsChannels group;
+    private static TlsChannels stranger;
+    private final NettyTransports transports = new NettyTransports("tls-test");
+
+    @BeforeAll
+    static void certificates(@TempDir Path dir) throws Exception {
+        group = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "group")));
+        stranger = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "stranger")));
+    }
+
+    @AfterEach
+    void close() {
+        transports.close();
+    }
+
+    @Test
+    void trustedPeersTalkOverTls13IncludingLargeMessagesOverBulkConnections() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(group).withBulkConnections(3), server);
+        RecordingListener clientEvents = new RecordingListener();
+        Connection client = transports.connect(settings(group).withBulkConnections(3), clientEvents, address);
+        Connection accepted = server.accepted();
+
+        client.send(message(1, new byte[] {1, 2, 3}), e -> { });
+        assertThat(server.message().id()).isEqualTo(1);
+        SslHandler tls = ((NettyConnection) client).channel().pipeline().get(SslHandler.class);
+        assertThat(tls).isNotNull();
+        assertThat(tls.engine().getSession().getProtocol()).isEqualTo("TLSv1.3");
+        assertThat(tls.engine().getSession().getPeerCertificates()).isNotEmpty();
+
+        client.send(message(2, new byte[8 * MIB]), e -> { });
+        assertThat(server.message().id()).isEqualTo(2);
+        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
+        byte[] large = randomBytes(9 * MIB + 3);
+        client.send(message(3, large), e -> { });
+        InboundMessage received = server.message();
+        assertThat(received.id()).isEqualTo(3);
+        assertThat(bytesOf(received.inBand())).isEqualTo(large);
+        assertThat(NettyTransport.bulkOf(accepted).activeLanes()).hasSize(2);
+        byte[] back = randomBytes(5 * MIB + 1);
+        accepted.send(message(4, back), e -> { });
+        InboundMessage reply = clientEvents.message();
+        assertThat(reply.id()).isEqualTo(4);
+        assertThat(bytesOf(reply.inBand())).isEqualTo(back);
+    }
+
+    @Test
+    void aPeerWithAnUntrustedCertificateIsDroppedOnBothEnds() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(group), server);
+        RecordingListener intruderEvents = new RecordingListener();
+        Connection intruder = transports.connect(settings(stranger), intruderEvents, address);
+        CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
+        intruder.send(message(1, new byte[] {42}), sendFailure::complete);
+
+        assertTlsFailure(server.closedCause());
+        assertTlsFailure(intruderEvents.closedCause());
+        assertThat(sendFailure.get(30, TimeUnit.SECONDS)).isInstanceOf(RpcException.class);
+        assertThat(server.messages).isEmpty();
+
+        Connection member = transports.connect(settings(group), new RecordingListener(), address);
+        member.send(message(2, new byte[] {7}), e -> { });
+        assertThat(server.message().id()).isEqualTo(2);
+    }
+
+    @Test
+    void aPeerWithoutTlsIsDropped() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(group), server);
+        RecordingListener plainEvents = new RecordingListener();
+        Connection plain = transports.connect(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), plainEvents, address);
+        plain.send(message(1, new byte[] {42}), e -> { });
+
+        assertTlsFailure(server.closedCause());
+        assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void aTlsWorkerCannotUseAPlainOne() throws Exception {
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), server);
+        RecordingListener clientEvents = new RecordingListener();
+        Connection client = transports.connect(settings(group), clientEvents, address);
+        client.send(message(1, new byte[] {42}), e -> { });
+
+        assertTlsFailure(clientEvents.closedCause());
+        assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void copiesOfSettingsKeepTheirSecurity() {
+        PeerAuthentication auth = PeerAuthentication.of("the-group-token-0123456789", Duration.ofSeconds(1));
+        NettyTransport.Settings settings = settings(group).withAuthentication(auth);
+        for (NettyTransport.Settings copy : List.of(settings.withBulkConnections(3), settings.withUnixSockets(true),
+                settings.withCloseTimeout(Duration.ofSeconds(2)))) {
+            assertThat(copy.tls()).isSameAs(group);
+            assertThat(copy.authentication()).isSameAs(auth);
+        }
+    }
+
+    private static NettyTransport.Settings settings(TlsChannels tls) {
+        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withTls(tls);
+    }
+
+    private static void assertTlsFailure(Throwable cause) {
+        assertThat(cause).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNAUTHENTICATED));
+        assertThat(cause).hasMessageContaining("TLS handshake");
+    }
+}
