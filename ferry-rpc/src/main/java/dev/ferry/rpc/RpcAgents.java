@@ -72,6 +72,9 @@ public final class RpcAgents {
                 .initMethod(options.initMethod())
                 .timeout(options.rendezvousTimeout())
                 .environment(env);
+        if (options instanceof RpcBackendOptions rpcOptions) {
+            rendezvous.authToken(rpcOptions.authToken());
+        }
         if (rank >= 0) {
             rendezvous.rank(rank);
         }

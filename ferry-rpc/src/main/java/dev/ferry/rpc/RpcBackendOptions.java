@@ -1,6 +1,6 @@
 package dev.ferry.rpc;
 
-import dev.ferry.rpc.internal.transport.PeerAuthentication;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 
@@ -109,8 +109,9 @@ import javax.net.ssl.SSLContext;
  *       it (a challenge-response over fresh nonces with HMAC-SHA256; the token never crosses the wire) before
  *       either reads anything else. A peer without it, with another, or anything else that connects is dropped
  *       and the calls that needed it fail with {@link RpcException.Code#UNAUTHENTICATED}; the rest of the group
- *       is unaffected. Authenticates, does not encrypt. {@code ferry run} gives its workers a fresh one unless
- *       the environment has one. The rendezvous store is not covered</td></tr>
+ *       is unaffected. Authenticates, does not encrypt (see {@code tls}). {@code ferry run} gives its workers a
+ *       fresh one unless the environment has one. A {@code tcp://} or {@code env://} rendezvous store is
+ *       authenticated the same way (rank 0's server and every client)</td></tr>
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed</td></tr>
  *   <tr><td>tls</td><td>from {@code FERRY_TLS_KEYSTORE}, else none</td><td>an {@link SSLContext} with this worker's

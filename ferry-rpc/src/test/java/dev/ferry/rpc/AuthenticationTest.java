@@ -109,6 +109,35 @@ class AuthenticationTest {
     }
 
     @Test
+    void aGroupThatMeetsThroughATcpStoreAuthenticatesTheStoreToo() throws Exception {
+        int port;
+        try (java.net.ServerSocket probe = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            port = probe.getLocalPort();
+        }
+        RpcBackendOptions options = RpcBackendOptions.builder().initMethod("tcp://127.0.0.1:" + port)
+                .rendezvousTimeout(Duration.ofSeconds(30)).authToken(TOKEN).build();
+        ExecutorService starter = Executors.newFixedThreadPool(2);
+        try {
+            CompletableFuture<RpcAgent> w0 = CompletableFuture.supplyAsync(
+                    () -> RpcAgents.start("worker0", 0, 2, options), starter);
+            // A worker without the token cannot even join the store that rank 0 serves.
+            RpcBackendOptions tokenless = options.toBuilder().authToken(null).build();
+            assertThatThrownBy(() -> RpcAgents.start("worker1", 1, 2, tokenless))
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNAUTHENTICATED))
+                    .hasMessageContaining("requires an authentication token");
+            RpcAgent w1 = RpcAgents.start("worker1", 1, 2, options);
+            RpcAgent agent0 = w0.get(60, TimeUnit.SECONDS);
+            assertThat(agent0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
+            CompletableFuture<Void> down0 = CompletableFuture.runAsync(agent0::shutdown, starter);
+            w1.shutdown();
+            down0.get(60, TimeUnit.SECONDS);
+        } finally {
+            starter.shutdownNow();
+        }
+    }
+
+    @Test
     void theTokenIsCheckedWhenSetAndNeverPrinted() {
         assertThatThrownBy(() -> RpcBackendOptions.builder().authToken("too-short"))
                 .isInstanceOfSatisfying(RpcException.class,

@@ -60,8 +60,10 @@ public final class Rendezvous {
     private final OptionalInt worldSize;
     private final Duration timeout;
     private final Map<String, String> environment;
+    private final String authToken;
 
     private Rendezvous(Builder builder) {
+        this.authToken = builder.authToken;
         this.initMethod = builder.initMethod;
         this.rank = builder.rank;
         this.worldSize = builder.worldSize;
@@ -141,7 +143,7 @@ public final class Rendezvous {
 
     private Store tcp(String host, int port, int rank) {
         return TcpStore.create(TcpStoreOptions.builder()
-                .host(host).port(port).server(rank == 0).timeout(timeout).build());
+                .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).build());
     }
 
     /** Resolves one connect() call's settings and words its errors as PyTorch does. */
@@ -226,6 +228,7 @@ public final class Rendezvous {
         private OptionalInt worldSize = OptionalInt.empty();
         private Duration timeout = DEFAULT_TIMEOUT;
         private Map<String, String> environment = System.getenv();
+        private String authToken;
 
         private Builder() {
         }
@@ -263,6 +266,15 @@ public final class Rendezvous {
         /** The environment that env:// reads; default {@link System#getenv()}. Copied. */
         public Builder environment(Map<String, String> environment) {
             this.environment = Map.copyOf(environment);
+            return this;
+        }
+
+        /**
+         * The token a tcp:// or env:// store's server and clients prove to each other (the group's
+         * {@code authToken}); default none. file:// stores rely on the file's permissions.
+         */
+        public Builder authToken(String token) {
+            this.authToken = token;
             return this;
         }
 

@@ -1,8 +1,10 @@
 package dev.ferry.rpc.store;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import dev.ferry.rpc.internal.store.StoreClient;
+import dev.ferry.rpc.internal.store.StoreServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -61,12 +63,15 @@ public final class TcpStore implements Store {
      *     cannot connect within the timeout
      */
     public static TcpStore create(TcpStoreOptions options) {
+        PeerAuthentication auth = options.authToken() == null ? null
+                : PeerAuthentication.of(options.authToken(), PeerAuthentication.DEFAULT_TIMEOUT);
         if (!options.server()) {
-            return connect(options.host(), options.port(), options.timeout());
+            return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), options.timeout(),
+                    auth), null), options.timeout());
         }
-        TcpStoreServer server = TcpStoreServer.start(options.host(), options.port());
+        TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth));
         try {
-            StoreClient client = StoreClient.connect(options.host(), server.port(), options.timeout());
+            StoreClient client = StoreClient.connect(options.host(), server.port(), options.timeout(), auth);
             return new TcpStore(new Connection(client, server), options.timeout());
         } catch (RuntimeException e) {
             server.close();
@@ -83,8 +88,7 @@ public final class TcpStore implements Store {
      */
     public static TcpStore connect(String host, int port, Duration timeout) {
         TcpStoreOptions options = TcpStoreOptions.builder().host(host).port(port).timeout(timeout).build();
-        return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), timeout), null),
-                timeout);
+        return create(options);
     }
 
     /** The {@code host:port} of the server this store talks to. */

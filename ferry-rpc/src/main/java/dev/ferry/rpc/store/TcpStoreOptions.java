@@ -1,7 +1,8 @@
 package dev.ferry.rpc.store;
 
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import java.time.Duration;
 import java.util.Objects;
@@ -28,12 +29,14 @@ public final class TcpStoreOptions {
     private final int port;
     private final boolean server;
     private final Duration timeout;
+    private final String authToken;
 
     private TcpStoreOptions(Builder builder) {
         this.host = builder.host;
         this.port = builder.port;
         this.server = builder.server;
         this.timeout = builder.timeout;
+        this.authToken = builder.authToken;
     }
 
     /** A builder with host {@code 127.0.0.1}, no port, client only and {@link #DEFAULT_TIMEOUT}. */
@@ -61,6 +64,14 @@ public final class TcpStoreOptions {
         return timeout;
     }
 
+    /**
+     * The token the server and its clients prove to each other on every connection (as workers do,
+     * see {@code RpcBackendOptions.authToken}); null: connections are not authenticated. Never printed.
+     */
+    public String authToken() {
+        return authToken;
+    }
+
     /** A copy with a different {@link #timeout()}. */
     public TcpStoreOptions withTimeout(Duration timeout) {
         return toBuilder().timeout(timeout).build();
@@ -68,7 +79,7 @@ public final class TcpStoreOptions {
 
     /** A builder starting from these options. */
     public Builder toBuilder() {
-        return new Builder().host(host).port(port).server(server).timeout(timeout);
+        return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken);
     }
 
     @Override
@@ -82,8 +93,23 @@ public final class TcpStoreOptions {
         private int port = -1;
         private boolean server;
         private Duration timeout = DEFAULT_TIMEOUT;
+        private String authToken;
 
         private Builder() {
+        }
+
+        /**
+         * Default none. With a token (16 characters or more), the server accepts only clients that
+         * prove they hold it, and clients talk only to a server that proves it too.
+         *
+         * @throws RpcException INVALID_ARGUMENT if the token is shorter than 16 characters
+         */
+        public Builder authToken(String token) {
+            if (token != null) {
+                PeerAuthentication.of(token, PeerAuthentication.DEFAULT_TIMEOUT);
+            }
+            this.authToken = token;
+            return this;
         }
 
         /** Default {@code 127.0.0.1}. */

@@ -28,7 +28,7 @@ import java.net.InetSocketAddress;
 public final class TcpStoreServer implements AutoCloseable {
     private final StoreServer server;
 
-    private TcpStoreServer(StoreServer server) {
+    TcpStoreServer(StoreServer server) {
         this.server = server;
     }
 

@@ -223,9 +223,10 @@ class TcpStoreTest {
     private static void hello(DataOutputStream out, InputStream in) throws IOException {
         writeFrame(out, 0, 0, new byte[] {0x46, 0x52, 0x53, 0x54, 0, 1});
         out.flush();
-        byte[] reply = in.readNBytes(4 + 5 + 2);
-        assertThat(reply).hasSize(11);
+        byte[] reply = in.readNBytes(4 + 5 + 2 + 1);
+        assertThat(reply).hasSize(12);
         assertThat(reply[8]).as("handshake status OK").isZero();
+        assertThat(reply[11]).as("no authentication exchange follows").isZero();
     }
 
     private static void writeFrame(DataOutputStream out, int id, int type, byte[] body) throws IOException {

@@ -1,7 +1,9 @@
 package dev.ferry.rpc.internal.store;
 
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.BlockingAuthExchange;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
@@ -46,12 +48,15 @@ final class ServerConnection {
     private final ReentrantLock writeLock = new ReentrantLock();
     private final OutputStream out;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final PeerAuthentication auth;
     /** Parked GET/WAIT requests by id, so that CANCEL can find them. */
     private final Map<Integer, ParkedWait> parked = new ConcurrentHashMap<>();
 
+    /** @param auth what the client must prove right after HELLO; null: nothing */
     ServerConnection(Socket socket, KeyValueTable table, ThreadTracker waiters,
-                     Consumer<ServerConnection> onClose) throws IOException {
+                     Consumer<ServerConnection> onClose, PeerAuthentication auth) throws IOException {
         this.socket = socket;
+        this.auth = auth;
         this.peer = String.valueOf(socket.getRemoteSocketAddress());
         this.table = table;
         this.waiters = waiters;
@@ -69,6 +74,9 @@ final class ServerConnection {
             // A peer that connects and never says HELLO (a port scanner) must not hold a thread forever.
             socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
             handshake(in);
+            if (auth != null) {
+                BlockingAuthExchange.run(in, out, auth, true, "store client " + peer);
+            }
             socket.setSoTimeout(0);
             while (!closed.get()) {
                 Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
@@ -76,6 +84,8 @@ final class ServerConnection {
             }
         } catch (ProtocolException e) {
             log.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
+        } catch (RpcException e) {
+            log.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
         } catch (EOFException e) {
             log.debug("Store client {} disconnected", peer);
         } catch (IOException e) {
@@ -106,7 +116,9 @@ final class ServerConnection {
                     .toByteArray());
             throw new ProtocolException("unsupported protocol version " + version);
         }
-        reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_OK).putShort(StoreProtocol.VERSION).toByteArray());
+        // Then whether the authentication exchange follows, so a client without a token learns why it is refused.
+        reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_OK).putShort(StoreProtocol.VERSION)
+                .putBoolean(auth != null).toByteArray());
     }
 
     private void dispatch(int id, StoreRequest request) throws IOException {

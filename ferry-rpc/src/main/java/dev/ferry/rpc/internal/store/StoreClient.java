@@ -1,7 +1,9 @@
 package dev.ferry.rpc.internal.store;
 
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.BlockingAuthExchange;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.store.StoreTimeoutException;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
@@ -72,6 +74,17 @@ public final class StoreClient implements AutoCloseable {
      *     the peer is not a Ferry store server
      */
     public static StoreClient connect(String host, int port, Duration timeout) {
+        return connect(host, port, timeout, null);
+    }
+
+    /**
+     * As {@link #connect(String, int, Duration)}, proving {@code auth}'s token to the server and
+     * checking the server's proof (null: no authentication).
+     *
+     * @throws RpcException UNAUTHENTICATED, at once, if the server and this client disagree on
+     *     authentication or their tokens differ
+     */
+    public static StoreClient connect(String host, int port, Duration timeout, PeerAuthentication auth) {
         String target = host + ":" + port;
         Deadline deadline = Deadline.after(timeout);
         long backoffMillis = 10;
@@ -86,11 +99,14 @@ public final class StoreClient implements AutoCloseable {
                 socket.connect(new InetSocketAddress(host, port), attemptMillis);
                 socket.setTcpNoDelay(true);
                 StoreClient client = new StoreClient(target, socket);
-                client.handshake(attemptMillis);
+                client.handshake(attemptMillis, auth);
                 client.ioThreads.start("ferry-store-client-read-" + target, client::readLoop);
                 client.ioThreads.start("ferry-store-client-write-" + target, client::writeLoop);
                 log.debug("Connected to TcpStore server {} after {} attempt(s)", target, attempts);
                 return client;
+            } catch (RpcException e) {
+                closeQuietly(socket);
+                throw e; // authentication: trying again cannot help
             } catch (ProtocolException e) {
                 closeQuietly(socket);
                 throw new RpcException(Code.PROTOCOL_ERROR,
@@ -117,7 +133,7 @@ public final class StoreClient implements AutoCloseable {
         }
     }
 
-    private void handshake(int timeoutMillis) throws IOException {
+    private void handshake(int timeoutMillis, PeerAuthentication auth) throws IOException {
         out.write(FrameBuilder.start(0, StoreProtocol.OP_HELLO).putInt(StoreProtocol.MAGIC)
                 .putShort(StoreProtocol.VERSION).toByteArray());
         out.flush();
@@ -130,6 +146,21 @@ public final class StoreClient implements AutoCloseable {
         }
         if (reply.type() != StoreProtocol.STATUS_OK || reply.body().readShort() != StoreProtocol.VERSION) {
             throw new ProtocolException("unexpected handshake reply");
+        }
+        boolean serverAuthenticates = reply.body().readBoolean();
+        if (serverAuthenticates && auth == null) {
+            throw new RpcException(Code.UNAUTHENTICATED, "the TcpStore server at " + target
+                    + " requires an authentication token and this worker has none (authToken / FERRY_AUTH_TOKEN)");
+        }
+        if (!serverAuthenticates && auth != null) {
+            throw new RpcException(Code.UNAUTHENTICATED, "the TcpStore server at " + target
+                    + " does not authenticate its clients, but this worker has an authentication token;"
+                    + " refusing to join a store that anyone can write to");
+        }
+        if (auth != null) {
+            socket.setSoTimeout(timeoutMillis);
+            BlockingAuthExchange.run(in, out, auth, false, "the TcpStore server at " + target);
+            socket.setSoTimeout(0);
         }
     }
 

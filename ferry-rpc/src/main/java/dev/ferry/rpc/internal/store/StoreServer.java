@@ -1,7 +1,8 @@
 package dev.ferry.rpc.internal.store;
 
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -34,9 +35,12 @@ public final class StoreServer implements AutoCloseable {
     private final ThreadTracker ioThreads = new ThreadTracker();
     private final ThreadTracker waiterThreads = new ThreadTracker();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** What clients must prove before anything else; null: nothing. */
+    private final PeerAuthentication auth;
 
-    private StoreServer(ServerSocket listener) {
+    private StoreServer(ServerSocket listener, PeerAuthentication auth) {
         this.listener = listener;
+        this.auth = auth;
         this.address = (InetSocketAddress) listener.getLocalSocketAddress();
     }
 
@@ -47,6 +51,11 @@ public final class StoreServer implements AutoCloseable {
      *     INVALID_ARGUMENT if the host cannot be resolved or the port is out of range
      */
     public static StoreServer start(String host, int port) {
+        return start(host, port, null);
+    }
+
+    /** As {@link #start(String, int)}, accepting only clients that prove {@code auth}'s token (null: any). */
+    public static StoreServer start(String host, int port, PeerAuthentication auth) {
         if (port < 0 || port > 65535) {
             throw new RpcException(Code.INVALID_ARGUMENT, "TcpStore port must be in 0..65535, got " + port);
         }
@@ -69,7 +78,7 @@ public final class StoreServer implements AutoCloseable {
             throw new RpcException(Code.RENDEZVOUS_FAILED,
                     "Cannot start TcpStore server on " + host + ":" + port + ": " + e, e);
         }
-        StoreServer server = new StoreServer(listener);
+        StoreServer server = new StoreServer(listener, auth);
         server.ioThreads.start("ferry-store-accept-" + server.address.getPort(), server::acceptLoop);
         log.debug("TcpStore server listening on {}", server.address);
         return server;
@@ -116,7 +125,7 @@ public final class StoreServer implements AutoCloseable {
     private void register(Socket socket) {
         try {
             socket.setTcpNoDelay(true);
-            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove);
+            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth);
             connections.add(connection);
             // close() may have swept the set before we added to it; don't leave this one behind.
             if (closed.get()) {

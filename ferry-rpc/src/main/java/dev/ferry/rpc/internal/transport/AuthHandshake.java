@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
@@ -44,6 +45,10 @@ final class AuthHandshake extends ChannelDuplexHandler {
     private PendingWriteQueue held;
     private ScheduledFuture<?> deadline;
 
+    /**
+     * A handler for a new channel; {@code accepted} when this end accepted the connection;
+     * {@code onRejected} runs (on the event loop) if the connection fails authentication.
+     */
     AuthHandshake(PeerAuthentication auth, boolean accepted, Runnable onRejected) {
         this.auth = auth;
         this.accepted = accepted;

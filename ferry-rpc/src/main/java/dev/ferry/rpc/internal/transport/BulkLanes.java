@@ -243,7 +243,7 @@ final class BulkLanes {
                 channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             }
             if (settings.authentication() != null) {
-                channel.pipeline().addLast("auth", settings.authentication().handshake(bulk == null, rejected));
+                channel.pipeline().addLast("auth", new AuthHandshake(settings.authentication(), bulk == null, rejected));
             }
             channel.pipeline()
                     .addLast("units", units)

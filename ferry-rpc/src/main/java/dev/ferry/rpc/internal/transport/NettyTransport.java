@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.bootstrap.Bootstrap;
@@ -25,10 +26,10 @@ import io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
-import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.unix.DomainSocketAddress;
@@ -552,7 +553,7 @@ public final class NettyTransport implements Transport {
             }
             if (settings.authentication() != null) {
                 channel.pipeline().addBefore(channel.pipeline().context(this).name(), "auth",
-                        settings.authentication().handshake(accepted, authRejections::increment));
+                        new AuthHandshake(settings.authentication(), accepted, authRejections::increment));
             }
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 
 import java.util.concurrent.ThreadFactory;
 

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 

@@ -1,4 +1,4 @@
-package dev.ferry.rpc.internal.transport;
+package dev.ferry.rpc.internal.security;
 
 import dev.ferry.rpc.RpcException;
 
@@ -12,7 +12,9 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The group's shared authentication token, and the proofs connections exchange with it: before a
+ * The group's shared authentication token, and the proofs connections exchange with it (the
+ * transport's {@code AuthHandshake} on Netty channels, {@link BlockingAuthExchange} on the rendezvous
+ * store's sockets): before a
  * connection carries anything else, each end sends a fresh random nonce, then an HMAC-SHA256 over
  * both nonces and its role (opener or acceptor) keyed with the token, and checks the other end's.
  * Neither the token nor anything derived from it alone crosses the wire; a recorded exchange is
@@ -39,12 +41,12 @@ public final class PeerAuthentication {
     /** Default bound of a handshake: a peer that has not proved itself by then is dropped. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
 
-    static final int MAGIC = 0x46524155; // "FRAU"
-    static final byte VERSION = 1;
-    static final int NONCE_BYTES = 32;
-    static final int PROOF_BYTES = 32;
+    public static final int MAGIC = 0x46524155; // "FRAU"
+    public static final byte VERSION = 1;
+    public static final int NONCE_BYTES = 32;
+    public static final int PROOF_BYTES = 32;
     /** MAGIC, version, nonce. */
-    static final int HELLO_BYTES = 4 + 1 + NONCE_BYTES;
+    public static final int HELLO_BYTES = 4 + 1 + NONCE_BYTES;
 
     private static final String ALGORITHM = "HmacSHA256";
     private static final byte[] LABEL = "ferry-connection-auth-v1".getBytes(StandardCharsets.US_ASCII);
@@ -84,22 +86,14 @@ public final class PeerAuthentication {
         return timeout;
     }
 
-    /**
-     * A handler for a new channel; {@code accepted} when this end accepted the connection;
-     * {@code onRejected} runs (on the event loop) if the connection fails authentication.
-     */
-    AuthHandshake handshake(boolean accepted, Runnable onRejected) {
-        return new AuthHandshake(this, accepted, onRejected);
-    }
-
-    static byte[] newNonce() {
+    public static byte[] newNonce() {
         byte[] nonce = new byte[NONCE_BYTES];
         RANDOM.nextBytes(nonce);
         return nonce;
     }
 
     /** The proof the end in role {@code accepted} sends, over its own nonce then the other's. */
-    byte[] proof(boolean accepted, byte[] ownNonce, byte[] otherNonce) {
+    public byte[] proof(boolean accepted, byte[] ownNonce, byte[] otherNonce) {
         try {
             Mac mac = Mac.getInstance(ALGORITHM);
             mac.init(key);
@@ -114,7 +108,7 @@ public final class PeerAuthentication {
     }
 
     /** Whether {@code proof} is what the other end (role {@code !accepted}) must send; constant time. */
-    boolean verify(boolean accepted, byte[] ownNonce, byte[] otherNonce, byte[] proof) {
+    public boolean verify(boolean accepted, byte[] ownNonce, byte[] otherNonce, byte[] proof) {
         return MessageDigest.isEqual(proof(!accepted, otherNonce, ownNonce), proof);
     }
 
