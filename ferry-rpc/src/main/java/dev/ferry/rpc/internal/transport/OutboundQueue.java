@@ -273,7 +273,7 @@ final class OutboundQueue {
 
     private void add(Pending message) {
         if (failure != null || !channel.isActive() || outputEnded) {
-            fail(message, failure != null ? failure : new ClosedChannelException());
+            refuse(message);
             return;
         }
         waiting.add(message);
@@ -288,7 +288,7 @@ final class OutboundQueue {
     private void addFromTask(Pending message) {
         boolean last = addsDue.decrementAndGet() == 0;
         if (failure != null || !channel.isActive() || outputEnded) {
-            fail(message, failure != null ? failure : new ClosedChannelException());
+            refuse(message);
             return;
         }
         waiting.add(message);
@@ -403,6 +403,25 @@ final class OutboundQueue {
         }
         budget.add(-written);
         signalRoom();
+    }
+
+    /**
+     * Fails a message that came when nothing more can be written, with the connection's failure. A
+     * send can reach the loop after the channel closed but before the inactive event that reports
+     * why (Netty queues that event when it closes, behind the tasks already queued, this send's
+     * among them): its failure then waits for that event, so the caller learns the cause (the peer
+     * rejected this worker's token, say) rather than a bare {@link ClosedChannelException}.
+     */
+    private void refuse(Pending message) {
+        if (failure == null && !outputEnded && !channel.isOpen()) {
+            try {
+                channel.eventLoop().execute(() -> fail(message, failure != null ? failure : new ClosedChannelException()));
+                return;
+            } catch (RejectedExecutionException e) {
+                // The loop is shutting down: nothing will report a cause.
+            }
+        }
+        fail(message, failure != null ? failure : new ClosedChannelException());
     }
 
     private void fail(Pending message, Throwable cause) {
