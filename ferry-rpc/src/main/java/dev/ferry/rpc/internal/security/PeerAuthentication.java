@@ -86,6 +86,7 @@ public final class PeerAuthentication {
         return timeout;
     }
 
+    /** A fresh random nonce ({@value #NONCE_BYTES} bytes from a {@link SecureRandom}). */
     public static byte[] newNonce() {
         byte[] nonce = new byte[NONCE_BYTES];
         RANDOM.nextBytes(nonce);
