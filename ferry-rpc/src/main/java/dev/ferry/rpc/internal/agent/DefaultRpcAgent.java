@@ -20,6 +20,7 @@ import dev.ferry.rpc.internal.serial.FunctionResolver;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
+import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
 import dev.ferry.rpc.internal.transport.Connection;
@@ -320,6 +321,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         EncodedPayload payload = codec.encode(new CallRequest(function, args), headers);
         RpcFuture<Object> future = new RpcFuture<>();
+        CallEvents.observe(info, payload.totalBytes(), system, future);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
         PendingCall call = new PendingCall(id, info, future, system, function);

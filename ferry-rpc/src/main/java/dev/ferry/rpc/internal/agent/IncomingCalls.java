@@ -8,6 +8,8 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.RpcHandleEvent;
 import dev.ferry.rpc.internal.rref.OwnerState;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.serial.CallRequest;
@@ -191,6 +193,9 @@ final class IncomingCalls {
                      OwnerState created) {
         CallInfo info = null;
         boolean replyLater = false;
+        RpcHandleEvent event = new RpcHandleEvent();
+        event.begin();
+        String outcome = "ok";
         try {
             CallRequest request = decodeWithConfirmedRRefs(message);
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
@@ -227,9 +232,19 @@ final class IncomingCalls {
                 replyOrStore(connection, info, created, result, message.headers(), !counted);
             }
         } catch (Throwable failure) {
+            outcome = CallEvents.outcome(failure);
             storeError(created, failure);
             replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);
         } finally {
+            event.end();
+            if (event.shouldCommit()) {
+                event.caller = caller.name();
+                event.function = info != null ? info.function() : "?";
+                event.requestBytes = message.payloadBytes();
+                event.asynchronous = replyLater;
+                event.outcome = outcome;
+                event.commit();
+            }
             throttle.finished(message.payloadBytes());
             if (!replyLater && counted) {
                 finished();

@@ -1,0 +1,57 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Calls and the requests they become show up in a JDK Flight Recorder recording as
+ * {@code dev.ferry.rpc.Call} (caller side) and {@code dev.ferry.rpc.Request} (callee side) events,
+ * with who, what, how big, how long and how it ended.
+ */
+@Timeout(60)
+class FlightRecorderEventsTest {
+    @Test
+    void callsAndRequestsAreRecordedWithTheirOutcome(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("calls.jfr");
+        try (LocalCluster cluster = LocalCluster.start(2); Recording recording = new Recording()) {
+            recording.enable("dev.ferry.rpc.Call").withThreshold(Duration.ZERO);
+            recording.enable("dev.ferry.rpc.Request").withThreshold(Duration.ZERO);
+            recording.start();
+            RpcAgent w0 = cluster.agent(0);
+            assertThat(w0.rpcSync("worker1", Ops::concat, "fl", "ight")).isEqualTo("flight");
+            assertThatThrownBy(() -> w0.rpcSync("worker1", Ops::fail, "on purpose")).isInstanceOf(RpcException.class);
+            recording.stop();
+            recording.dump(file);
+        }
+        List<RecordedEvent> events = RecordingFile.readAllEvents(file);
+        List<RecordedEvent> calls = events.stream().filter(e -> e.getEventType().getName().equals("dev.ferry.rpc.Call"))
+                .filter(e -> !e.getBoolean("system")).toList();
+        List<RecordedEvent> requests = events.stream()
+                .filter(e -> e.getEventType().getName().equals("dev.ferry.rpc.Request"))
+                .filter(e -> e.getString("function").startsWith("Ops::")).toList();
+
+        assertThat(calls).hasSize(2).allSatisfy(call -> {
+            assertThat(call.getString("caller")).isEqualTo("worker0");
+            assertThat(call.getString("callee")).isEqualTo("worker1");
+            assertThat(call.getLong("requestBytes")).isPositive();
+            assertThat(call.getDuration()).isPositive();
+        });
+        assertThat(calls).extracting(e -> e.getString("function") + " " + e.getString("outcome")).containsExactly(
+                "Ops::concat ok", "Ops::fail REMOTE_ERROR");
+        assertThat(requests).extracting(e -> e.getString("caller") + " " + e.getString("function") + " "
+                + e.getString("outcome")).containsExactly(
+                "worker0 Ops::concat ok", "worker0 Ops::fail " + IllegalArgumentException.class.getName());
+    }
+}
