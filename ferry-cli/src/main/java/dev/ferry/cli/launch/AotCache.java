@@ -408,8 +408,10 @@ public final class AotCache {
    * spec's), which pick the code a job runs hot: a cache trained over Unix sockets and shared memory
    * has no profiles for the TCP path (W3 over TCP at 16 MiB ran at ~2 GB/s from such a cache and
    * ~4 GB/s from one trained over TCP). Not the cache's own location, nor the eager-compilation
-   * switch, which says how to use a cache rather than what to train it on, nor the authentication
-   * token (a secret, new for every group, that changes no code path after the handshake).
+   * switch, which says how to use a cache rather than what to train it on, nor secrets: the
+   * authentication token (new for every group; it changes no code path after the handshake) and
+   * passwords ({@code FERRY_*_PASSWORD}): a cache's name is a hash of its key, and a short hash of
+   * a weak password next to inputs an attacker can read would be worth guessing against.
    */
   private static SortedMap<String, String> ferrySettings(WorkerGroupSpec spec) {
     SortedMap<String, String> settings = new TreeMap<>();
@@ -417,7 +419,7 @@ public final class AotCache {
     env.putAll(spec.env());
     env.forEach((name, value) -> {
       if (name.startsWith("FERRY_") && !name.equals(CACHE_DIR_VARIABLE) && !name.equals(EAGER_VARIABLE)
-          && !name.equals(WorkerEnvironment.FERRY_AUTH_TOKEN)) {
+          && !name.equals(WorkerEnvironment.FERRY_AUTH_TOKEN) && !name.endsWith("_PASSWORD")) {
         settings.put(name, value);
       }
     });

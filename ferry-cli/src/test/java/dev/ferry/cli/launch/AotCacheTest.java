@@ -99,6 +99,8 @@ class AotCacheTest {
     assertThat(otherVariable).isEqualTo(plain);
     assertThat(eager).as("eager compilation uses the same cache").isEqualTo(plain);
     assertThat(token).as("a group's token (new for every run) uses the same cache").isEqualTo(plain);
+    Path password = cache.cacheFile(spec(EnvEcho.class, 2).putEnv("FERRY_TLS_KEYSTORE_PASSWORD", "secret").build(), 0);
+    assertThat(password).as("passwords stay out of the key").isEqualTo(plain);
   }
 
   @Test
