@@ -34,6 +34,8 @@ import picocli.CommandLine.Spec;
         "Each worker gets the environment variables RANK and LOCAL_RANK (0..N-1), WORLD_SIZE and "
             + "LOCAL_WORLD_SIZE (N), MASTER_ADDR, MASTER_PORT and FERRY_INIT_METHOD=env://, "
             + "and runs with the JVM flags from jvm.properties plus any --jvm-arg.",
+        "The group also gets a fresh random FERRY_AUTH_TOKEN (unless the environment has one): its "
+            + "workers and their store accept only connections that prove it.",
         "Worker output is forwarded line by line, prefixed with [rank]. If a worker exits with a "
             + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period)."},
     exitCodeListHeading = "%nExit codes:%n",
