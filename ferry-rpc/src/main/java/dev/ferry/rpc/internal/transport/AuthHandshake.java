@@ -3,19 +3,15 @@ package dev.ferry.rpc.internal.transport;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.Channel;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.PendingWriteQueue;
-import io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.netty.channel.unix.PeerCredentials;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -207,28 +203,11 @@ final class AuthHandshake extends ChannelDuplexHandler {
             received = null;
         }
         RpcException failure = unauthenticated("connection " + (accepted ? "from " : "to ")
-                + peer(ctx.channel()) + " failed authentication: " + reason);
+                + NettyConnection.describePeer(ctx.channel()) + " failed authentication: " + reason);
         onRejected.run();
         held.removeAndFailAll(failure);
         ctx.fireExceptionCaught(failure);
         ctx.close();
-    }
-
-    /**
-     * Who is at the other end: its address, or for an accepted Unix socket (whose peer address is
-     * empty) the process the kernel says it is.
-     */
-    private static String peer(Channel channel) {
-        if (channel instanceof EpollDomainSocketChannel unix
-                && (channel.remoteAddress() == null || channel.remoteAddress().toString().isEmpty())) {
-            try {
-                PeerCredentials credentials = unix.peerCredentials();
-                return "a local process (pid " + credentials.pid() + ", uid " + credentials.uid() + ")";
-            } catch (IOException | RuntimeException e) {
-                return "a local process (Unix socket)";
-            }
-        }
-        return String.valueOf(channel.remoteAddress());
     }
 
     private static RpcException unauthenticated(String message) {

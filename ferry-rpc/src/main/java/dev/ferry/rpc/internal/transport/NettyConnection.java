@@ -7,7 +7,10 @@ import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.epoll.EpollDomainSocketChannel;
+import io.netty.channel.unix.PeerCredentials;
 
+import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -351,7 +354,7 @@ final class NettyConnection implements Connection {
 
     @Override
     public String remoteAddress() {
-        return String.valueOf(channel.remoteAddress());
+        return describePeer(channel);
     }
 
     @Override
@@ -371,5 +374,22 @@ final class NettyConnection implements Connection {
 
     /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
     private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
+    }
+
+    /**
+     * Who is at the other end: its address, or for an accepted Unix socket (whose peer address is
+     * empty) the process the kernel says it is.
+     */
+    static String describePeer(Channel channel) {
+        if (channel instanceof EpollDomainSocketChannel unix
+                && (channel.remoteAddress() == null || channel.remoteAddress().toString().isEmpty())) {
+            try {
+                PeerCredentials credentials = unix.peerCredentials();
+                return "a local process (pid " + credentials.pid() + ", uid " + credentials.uid() + ")";
+            } catch (IOException | RuntimeException e) {
+                return "a local process (Unix socket)";
+            }
+        }
+        return String.valueOf(channel.remoteAddress());
     }
 }

@@ -25,6 +25,7 @@ import static dev.ferry.rpc.internal.transport.TestMessages.message;
 import static dev.ferry.rpc.internal.transport.TestMessages.randomBytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Connections authenticated with a shared token ({@link PeerAuthentication}, {@link AuthHandshake}):
@@ -89,6 +90,21 @@ class AuthHandshakeTest {
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(2);
         assertThat(server.messages).isEmpty();
+    }
+
+    @Test
+    void overAUnixSocketTheRejectedPeerIsNamedByItsProcess() throws Exception {
+        assumeTrue(io.netty.channel.epoll.Epoll.isAvailable(), "Unix sockets need the native transport");
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(AUTH).withUnixSockets(true), server);
+        RecordingListener intruderEvents = new RecordingListener();
+        Connection intruder = transports.connect(settings(OTHER).withUnixSockets(true), intruderEvents, address);
+        assertThat(intruder.kind()).startsWith("uds");
+
+        Throwable cause = server.closedCause();
+        assertUnauthenticated(cause);
+        assertThat(cause).hasMessageContaining("connection from a local process (pid " + ProcessHandle.current().pid());
+        assertUnauthenticated(intruderEvents.closedCause());
     }
 
     @Test
