@@ -25,13 +25,19 @@ class FlightRecorderEventsTest {
     @Test
     void callsAndRequestsAreRecordedWithTheirOutcome(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("calls.jfr");
-        try (LocalCluster cluster = LocalCluster.start(2); Recording recording = new Recording()) {
+        try (Recording recording = new Recording()) {
             recording.enable("dev.ferry.rpc.Call").withThreshold(Duration.ZERO);
             recording.enable("dev.ferry.rpc.Request").withThreshold(Duration.ZERO);
             recording.start();
-            RpcAgent w0 = cluster.agent(0);
-            assertThat(w0.rpcSync("worker1", Ops::concat, "fl", "ight")).isEqualTo("flight");
-            assertThatThrownBy(() -> w0.rpcSync("worker1", Ops::fail, "on purpose")).isInstanceOf(RpcException.class);
+            try (LocalCluster cluster = LocalCluster.start(2)) {
+                RpcAgent w0 = cluster.agent(0);
+                assertThat(w0.rpcSync("worker1", Ops::concat, "fl", "ight")).isEqualTo("flight");
+                assertThatThrownBy(() -> w0.rpcSync("worker1", Ops::fail, "on purpose"))
+                        .isInstanceOf(RpcException.class);
+            }
+            // The callee commits a request's event after sending its answer; a graceful shutdown
+            // waits for running requests, so both events are in by now (a call's event is in
+            // before its caller sees the answer).
             recording.stop();
             recording.dump(file);
         }

@@ -8,7 +8,6 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WaitAllScope;
 import dev.ferry.rpc.WorkerInfo;
-import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.serial.CallRequest;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
@@ -21,6 +20,7 @@ import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
 import dev.ferry.rpc.internal.transport.Connection;
@@ -321,10 +321,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         EncodedPayload payload = codec.encode(new CallRequest(function, args), headers);
         RpcFuture<Object> future = new RpcFuture<>();
-        CallEvents.observe(info, payload.totalBytes(), system, future);
+        RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
-        PendingCall call = new PendingCall(id, info, future, system, function);
+        PendingCall call = new PendingCall(id, info, future, system, function, event);
         pending.add(call);
         if (state == State.CLOSED) {
             pending.fail(id, new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " has been shut down"));
@@ -546,7 +546,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             try {
                 if (message.kind() == MessageKind.ERROR) {
                     RemoteErrorInfo error = codec.decode(message.inBand(), message.outOfBand(), RemoteErrorInfo.class);
-                    FutureCompleter.tryFail(call.future, error.toException(call.info.callee().name()));
+                    call.fail(error.toException(call.info.callee().name()));
                     return;
                 }
                 Object result = codec.decode(message.inBand(), message.outOfBand(), message.headers());
@@ -555,11 +555,11 @@ public final class DefaultRpcAgent implements RpcAgent {
                 }
                 // An asynchronous function's static type is a future: keep the caller's types
                 // honest by handing it the value as a completed future.
-                FutureCompleter.tryComplete(call.future, call.function.asDeclaredResult(result));
+                call.complete(call.function.asDeclaredResult(result));
             } catch (RpcException e) {
-                FutureCompleter.tryFail(call.future, e);
+                call.fail(e);
             } catch (RuntimeException e) {
-                FutureCompleter.tryFail(call.future, new RpcException(RpcException.Code.INTERNAL,
+                call.fail(new RpcException(RpcException.Code.INTERNAL,
                         "handling the answer of " + call.info.function() + " failed: " + e, e));
             }
         }

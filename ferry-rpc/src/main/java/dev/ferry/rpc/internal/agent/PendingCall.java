@@ -1,12 +1,18 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.internal.concurrent.FutureCompleter;
+import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.transport.Connection;
 import dev.ferry.rpc.spi.CallInfo;
 
 
-/** A call this worker sent and awaits the answer of. Mutable fields are set once, before sending. */
+/**
+ * A call this worker sent and awaits the answer of. Mutable fields are set once, before sending.
+ * Whoever took it out of {@link PendingCalls} ends it with {@link #complete} or {@link #fail}.
+ */
 final class PendingCall {
     final long id;
     final CallInfo info;
@@ -19,12 +25,28 @@ final class PendingCall {
     volatile long deadline;
     /** The timeout the deadline came from, for the error message. */
     volatile long timeoutMillis;
+    /** The Flight Recorder event of this call; null while no recording wants one. */
+    private final RpcCallEvent event;
 
-    PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function) {
+    PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
+                RpcCallEvent event) {
         this.function = function;
         this.id = id;
         this.info = info;
         this.future = future;
         this.system = system;
+        this.event = event;
+    }
+
+    /** Completes the caller's future with the answer. */
+    void complete(Object value) {
+        CallEvents.finish(event, null);
+        FutureCompleter.tryComplete(future, value);
+    }
+
+    /** Fails the caller's future. */
+    void fail(Throwable failure) {
+        CallEvents.finish(event, failure);
+        FutureCompleter.tryFail(future, failure);
     }
 }

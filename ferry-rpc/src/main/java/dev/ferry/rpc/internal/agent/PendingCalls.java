@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.transport.Connection;
 
 import java.util.concurrent.ConcurrentHashMap;
@@ -40,7 +39,7 @@ final class PendingCalls {
     void fail(long id, RpcException error) {
         PendingCall call = remove(id);
         if (call != null) {
-            FutureCompleter.tryFail(call.future, error);
+            call.fail(error);
         }
     }
 

@@ -11,7 +11,7 @@ import jdk.jfr.StackTrace;
 /**
  * A JDK Flight Recorder event per call this worker made: from the send to the answer (or the
  * failure: timeout, lost connection, remote error). Off unless a recording enables
- * {@value #NAME}; then it costs a callback per call.
+ * {@value #NAME}; then it costs an event object per call.
  *
  * <pre>
  *   java -XX:StartFlightRecording=filename=calls.jfr,settings=profile ...  (or jcmd PID JFR.start)
