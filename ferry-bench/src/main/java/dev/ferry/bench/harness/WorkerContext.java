@@ -153,10 +153,6 @@ public final class WorkerContext {
   }
 
   /**
-   * Halting skips the JVM's own dump at exit: a flight recording started with
-   * {@code --jvm-arg=-XX:StartFlightRecording=filename=...} is stopped (and so written) here.
-   */
-  /**
    * With {@code FERRY_BENCH_PERFMAP=1}, writes {@code /tmp/perf-<pid>.map} (JIT code symbols) before
    * halting, so that Linux {@code perf} can name Java frames of a profile taken during the run.
    */
@@ -173,6 +169,10 @@ public final class WorkerContext {
     }
   }
 
+  /**
+   * Halting skips the JVM's own dump at exit: a flight recording started with
+   * {@code --jvm-arg=-XX:StartFlightRecording=filename=...} is stopped (and so written) here.
+   */
   private static void stopFlightRecordings() {
     try {
       if (jdk.jfr.FlightRecorder.isInitialized()) {
