@@ -58,8 +58,9 @@ class MultiProcessTest {
     @Test
     void helloClusterRunsOverTlsFromTheEnvironmentAndABadKeyStoreStopsIt(@TempDir Path dir) throws Exception {
         Path store = TestCertificates.keyStore(dir, "cluster");
+        // Host names verified too: the certificate names 127.0.0.1, where the launched workers listen.
         Map<String, String> tls = Map.of("FERRY_UNIX_SOCKETS", "0", "FERRY_TLS_KEYSTORE", store.toString(),
-                "FERRY_TLS_KEYSTORE_PASSWORD", new String(TestCertificates.PASSWORD));
+                "FERRY_TLS_KEYSTORE_PASSWORD", new String(TestCertificates.PASSWORD), "FERRY_TLS_VERIFY_HOSTNAMES", "1");
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(HelloCluster.class.getName(), 3, lines, tls);
         assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();

@@ -116,13 +116,20 @@ import javax.net.ssl.SSLContext;
  *       closed</td></tr>
  *   <tr><td>tls</td><td>from {@code FERRY_TLS_KEYSTORE}, else none</td><td>an {@link SSLContext} with this worker's
  *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection, main or bulk, is then TLS
- *       with both ends presenting a certificate the other must trust (mutual TLS; host names are not checked), so
+ *       with both ends presenting a certificate the other must trust (mutual TLS; host names are checked only with
+ *       {@code tlsVerifyHostnames}), so
  *       traffic between hosts is encrypted and only holders of a trusted key get in; a failed handshake fails with
  *       {@link RpcException.Code#UNAUTHENTICATED}. Unix-socket connections stay in the clear (same host, a
  *       directory only this user can enter). From the environment: {@code FERRY_TLS_KEYSTORE} (PKCS12 or JKS),
  *       {@code FERRY_TLS_KEYSTORE_PASSWORD}, {@code FERRY_TLS_TRUSTSTORE} (default: the key store) and
  *       {@code FERRY_TLS_TRUSTSTORE_PASSWORD}. Costs the encryption (a large message is copied through it; TCP
  *       reads no longer land straight in messages)</td></tr>
+ *   <tr><td>tlsVerifyHostnames</td><td>{@code FERRY_TLS_VERIFY_HOSTNAMES=1}, else off</td><td>with {@code tls}, the
+ *       worker that opens a connection also checks that the certificate the other end presents names the host it
+ *       dialed (the address the peer registered: an IP address or a DNS name; HTTPS's rules, RFC 2818), so that a
+ *       holder of another trusted certificate (one CA for many services) cannot stand in for a worker. The accepting
+ *       end checks the chain only, as an HTTPS server does. A mismatch fails the connection with
+ *       {@link RpcException.Code#UNAUTHENTICATED}</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -178,6 +185,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final String authToken;
     private final Duration authTimeout;
     private final SSLContext tls;
+    private final boolean tlsVerifyHostnames;
 
     private RpcBackendOptions(Builder b) {
         if (b.authToken != null) {
@@ -186,6 +194,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.authToken = b.authToken;
         this.authTimeout = b.authTimeout;
         this.tls = b.tls != null ? b.tls : b.tlsFromEnvironment ? tlsFromEnvironment() : null;
+        this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
@@ -356,6 +365,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return tls;
     }
 
+    /** Whether the opening end of a TLS connection checks that the peer's certificate names the host it dialed. */
+    public boolean tlsVerifyHostnames() {
+        return tlsVerifyHostnames;
+    }
+
     /** The context {@code FERRY_TLS_*} describe, or null without {@code FERRY_TLS_KEYSTORE}. */
     private static SSLContext tlsFromEnvironment() {
         String keyStore = System.getenv("FERRY_TLS_KEYSTORE");
@@ -410,6 +424,8 @@ public final class RpcBackendOptions implements BackendOptions {
         private SSLContext tls;
         /** Whether {@code FERRY_TLS_*} apply: until {@link #tls} is called. */
         private boolean tlsFromEnvironment = true;
+        private boolean tlsVerifyHostnames = "1".equals(System.getenv("FERRY_TLS_VERIFY_HOSTNAMES"))
+                || "true".equalsIgnoreCase(System.getenv("FERRY_TLS_VERIFY_HOSTNAMES"));
 
         private Builder() {
         }
@@ -444,6 +460,7 @@ public final class RpcBackendOptions implements BackendOptions {
             authTimeout = o.authTimeout;
             tls = o.tls;
             tlsFromEnvironment = false;
+            tlsVerifyHostnames = o.tlsVerifyHostnames;
         }
 
         private static String blankToNull(String value) {
@@ -679,6 +696,15 @@ public final class RpcBackendOptions implements BackendOptions {
         public Builder tls(SSLContext context) {
             this.tls = context;
             this.tlsFromEnvironment = false;
+            return this;
+        }
+
+        /**
+         * Whether the end that opens a TLS connection checks that the peer's certificate names the host it
+         * dialed (see the table above); default {@code FERRY_TLS_VERIFY_HOSTNAMES=1}, else off.
+         */
+        public Builder tlsVerifyHostnames(boolean verify) {
+            this.tlsVerifyHostnames = verify;
             return this;
         }
 

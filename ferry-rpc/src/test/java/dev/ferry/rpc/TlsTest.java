@@ -61,5 +61,19 @@ class TlsTest {
         assertThat(options.tls()).isSameAs(tls);
         assertThat(options.toBuilder().build().tls()).isSameAs(tls);
         assertThat(options.toBuilder().tls(null).build().tls()).isNull();
+        assertThat(options.toBuilder().tlsVerifyHostnames(true).build().toBuilder().build().tlsVerifyHostnames()).isTrue();
+        assertThat(options.toBuilder().tlsVerifyHostnames(false).build().tlsVerifyHostnames()).isFalse();
+    }
+
+    @Test
+    void aGroupWithHostNamesVerifiedCallsWhenEachCertificateNamesItsHost(@TempDir Path dir) throws Exception {
+        SSLContext tls = TestCertificates.context(TestCertificates.keyStore(dir, "hosts", "ip:127.0.0.1"));
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.tls(tls).tlsVerifyHostnames(true)
+                .unixSockets(false).listenHost("127.0.0.1"))) {
+            assertThat(cluster.agent(0).rpcSync("worker1", Ops::add, 40, 2)).isEqualTo(42);
+            assertThat(cluster.agent(1).rpcSync("worker0", Ops::whoAmI)).isEqualTo("worker0");
+            assertThat(cluster.agent(0).getDebugInfo())
+                    .containsEntry("transport.tls", "mutual, host names verified (TCP connections)");
+        }
     }
 }

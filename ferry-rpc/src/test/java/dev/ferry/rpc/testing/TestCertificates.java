@@ -23,10 +23,18 @@ public final class TestCertificates {
 
     /** A new PKCS12 key store {@code dir/name.p12} with a self-signed certificate for 127.0.0.1. */
     public static Path keyStore(Path dir, String name) throws IOException, InterruptedException {
+        return keyStore(dir, name, "ip:127.0.0.1");
+    }
+
+    /**
+     * A new PKCS12 key store {@code dir/name.p12} with a self-signed certificate whose subject
+     * alternative names are {@code names} (keytool's syntax: {@code ip:127.0.0.1,dns:example.org}).
+     */
+    public static Path keyStore(Path dir, String name, String names) throws IOException, InterruptedException {
         Path file = dir.resolve(name + ".p12");
         Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
         Process process = new ProcessBuilder(List.of(keytool.toString(), "-genkeypair", "-alias", name,
-                "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=" + name, "-ext", "SAN=ip:127.0.0.1",
+                "-keyalg", "EC", "-groupname", "secp256r1", "-dname", "CN=" + name, "-ext", "SAN=" + names,
                 "-validity", "2", "-storetype", "PKCS12", "-keystore", file.toString(),
                 "-storepass", new String(PASSWORD), "-keypass", new String(PASSWORD), "-noprompt"))
                 .redirectErrorStream(true).start();

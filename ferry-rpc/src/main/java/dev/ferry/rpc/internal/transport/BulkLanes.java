@@ -153,6 +153,8 @@ final class BulkLanes {
                     .option(ChannelOption.TCP_NODELAY, true)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
                     .option(ChannelOption.WRITE_BUFFER_WATER_MARK, NettyTransport.WATER_MARK)
+                    // The main connection's host as dialed, so that TLS checks the same name on every lane.
+                    .attr(TlsChannels.PEER_HOST, bulk.mainChannel().attr(TlsChannels.PEER_HOST).get())
                     .handler(initializer)
                     .connect(main.getAddress(), bulk.port())
                     .addListener((ChannelFutureListener) f -> {

@@ -355,6 +355,7 @@ public final class NettyTransport implements Transport {
         Bootstrap bootstrap = new Bootstrap()
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
+                .attr(TlsChannels.PEER_HOST, peer.host())
                 .handler(new Initializer(false, "tcp"));
         open(bootstrap, InetSocketAddress.createUnresolved(peer.host(), peer.port()), address).whenComplete(
                 (connection, error) -> {
@@ -455,7 +456,8 @@ public final class NettyTransport implements Transport {
             info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
         }
         if (settings.tls() != null) {
-            info.put("transport.tls", "mutual (TCP connections)");
+            info.put("transport.tls", settings.tls().verifiesHostnames()
+                    ? "mutual, host names verified (TCP connections)" : "mutual (TCP connections)");
         }
         return info;
     }

@@ -7,17 +7,23 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import io.netty.util.AttributeKey;
 
 import java.util.Objects;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
 
 /**
  * TLS on TCP connections, main and bulk: each end presents the certificate of its
  * {@link SSLContext}'s key manager and must trust the other's (mutual TLS), so TLS both encrypts and
- * authenticates. Peers are addressed by IP and host names are not checked: what a peer proves is
- * that its certificate chains to the trust store, which for a cluster is its own CA.
+ * authenticates. By default host names are not checked: what a peer proves is that its certificate
+ * chains to the trust store, which for a cluster is its own CA. With {@link #of(SSLContext, boolean)
+ * host names verified}, the end that opens a connection also checks that the certificate names the
+ * host it dialed (HTTPS's endpoint identification: a DNS name or IP address among the subject's
+ * alternative names), which the dialing code gives as the channel's {@link #PEER_HOST} attribute;
+ * the accepting end checks the chain only.
  *
  * <p>Unix-socket connections stay in the clear: they never leave the host, and their socket is in
  * a directory only this user can enter.
@@ -28,20 +34,52 @@ import javax.net.ssl.SSLException;
  * <p>This class is immutable and thread-safe.
  */
 public final class TlsChannels {
-    private final SSLContext context;
+    /** The host a dialed channel was opened to (as dialed: a name or an IP address), set before it connects. */
+    static final AttributeKey<String> PEER_HOST = AttributeKey.valueOf(TlsChannels.class, "peerHost");
 
-    private TlsChannels(SSLContext context) {
+    private final SSLContext context;
+    private final boolean verifyHostnames;
+
+    private TlsChannels(SSLContext context, boolean verifyHostnames) {
         this.context = context;
+        this.verifyHostnames = verifyHostnames;
     }
 
     /** TLS with {@code context}, which must be initialized with this worker's key and the trusted certificates. */
     public static TlsChannels of(SSLContext context) {
-        return new TlsChannels(Objects.requireNonNull(context, "context"));
+        return of(context, false);
     }
 
-    /** Puts TLS first in {@code channel}'s pipeline; {@code accepted} when this end accepted the connection. */
+    /** As {@link #of(SSLContext)}; with {@code verifyHostnames}, a dialing end also checks the peer's host name. */
+    public static TlsChannels of(SSLContext context, boolean verifyHostnames) {
+        return new TlsChannels(Objects.requireNonNull(context, "context"), verifyHostnames);
+    }
+
+    /** Whether dialing ends check that the peer's certificate names the host they dialed. */
+    public boolean verifiesHostnames() {
+        return verifyHostnames;
+    }
+
+    /**
+     * Puts TLS first in {@code channel}'s pipeline; {@code accepted} when this end accepted the connection.
+     *
+     * @throws RpcException {@link RpcException.Code#INTERNAL} when host names are verified and a dialed
+     *                      channel has no {@link #PEER_HOST}
+     */
     void install(Channel channel, boolean accepted) {
-        SSLEngine engine = context.createSSLEngine();
+        SSLEngine engine;
+        if (!accepted && verifyHostnames) {
+            String host = channel.attr(PEER_HOST).get();
+            if (host == null) {
+                throw new RpcException(RpcException.Code.INTERNAL, "a dialed TLS channel without its peer's host name");
+            }
+            engine = context.createSSLEngine(host, -1);
+            SSLParameters parameters = engine.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            engine.setSSLParameters(parameters);
+        } else {
+            engine = context.createSSLEngine();
+        }
         engine.setUseClientMode(!accepted);
         if (accepted) {
             engine.setNeedClientAuth(true);
@@ -52,7 +90,8 @@ public final class TlsChannels {
 
     @Override
     public String toString() {
-        return "TlsChannels[" + context.getProtocol() + ", mutual]";
+        return "TlsChannels[" + context.getProtocol() + ", mutual" + (verifyHostnames ? ", host names verified" : "")
+                + "]";
     }
 
     /** Turns a failed handshake into one {@code UNAUTHENTICATED} failure; leaves once the handshake succeeded. */

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 
 import static dev.ferry.rpc.internal.transport.TestMessages.bytesOf;
 import static dev.ferry.rpc.internal.transport.TestMessages.message;
@@ -31,13 +32,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(60)
 class TlsHandshakeTest {
     private static final int MIB = 1 << 20;
+    private static SSLContext groupContext;
     private static TlsChannels group;
     private static TlsChannels stranger;
     private final NettyTransports transports = new NettyTransports("tls-test");
 
     @BeforeAll
     static void certificates(@TempDir Path dir) throws Exception {
-        group = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "group")));
+        groupContext = TestCertificates.context(TestCertificates.keyStore(dir, "group"));
+        group = TlsChannels.of(groupContext);
         stranger = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "stranger")));
     }
 
@@ -97,6 +100,47 @@ class TlsHandshakeTest {
     }
 
     @Test
+    void withHostNamesVerifiedACertificateNamingTheDialedHostIsAcceptedOnEveryLane() throws Exception {
+        NettyTransport.Settings verifying = settings(verifying(groupContext)).withBulkConnections(3);
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(verifying, server);
+        Connection client = transports.connect(verifying, new RecordingListener(), address);
+
+        client.send(message(1, new byte[8 * MIB]), e -> { });
+        assertThat(server.message().id()).isEqualTo(1);
+        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
+        byte[] large = randomBytes(9 * MIB + 3);
+        client.send(message(2, large), e -> { });
+        assertThat(bytesOf(server.message().inBand())).isEqualTo(large);
+        SslHandler tls = ((NettyConnection) client).channel().pipeline().get(SslHandler.class);
+        assertThat(tls.engine().getSSLParameters().getEndpointIdentificationAlgorithm()).isEqualTo("HTTPS");
+        assertThat(tls.engine().getPeerHost()).isEqualTo("127.0.0.1");
+    }
+
+    @Test
+    void withHostNamesVerifiedTheDialerRefusesATrustedCertificateForAnotherHost(@TempDir Path dir) throws Exception {
+        SSLContext elsewhere = TestCertificates.context(
+                TestCertificates.keyStore(dir, "elsewhere", "dns:elsewhere.invalid,ip:10.11.12.13"));
+        RecordingListener server = new RecordingListener();
+        String address = transports.listen(settings(verifying(elsewhere)), server);
+        RecordingListener clientEvents = new RecordingListener();
+        Connection client = transports.connect(settings(verifying(elsewhere)), clientEvents, address);
+        client.send(message(1, new byte[] {42}), e -> { });
+
+        assertThat(clientEvents.closedCause()).isInstanceOfSatisfying(RpcException.class, e -> {
+            assertThat(e.code()).isEqualTo(RpcException.Code.UNAUTHENTICATED);
+            assertThat(e.getMessage()).contains("No subject alternative names matching IP address 127.0.0.1");
+        });
+        assertThat(server.messages).isEmpty();
+
+        // The same trusted certificate without the check: the chain is all that counts.
+        String open = transports.listen(settings(TlsChannels.of(elsewhere)), server);
+        transports.connect(settings(TlsChannels.of(elsewhere)), new RecordingListener(), open)
+                .send(message(2, new byte[] {7}), e -> { });
+        assertThat(server.message().id()).isEqualTo(2);
+    }
+
+    @Test
     void aPeerWithoutTlsIsDropped() throws Exception {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(group), server);
@@ -129,6 +173,10 @@ class TlsHandshakeTest {
             assertThat(copy.tls()).isSameAs(group);
             assertThat(copy.authentication()).isSameAs(auth);
         }
+    }
+
+    private static TlsChannels verifying(SSLContext context) {
+        return TlsChannels.of(context, true);
     }
 
     private static NettyTransport.Settings settings(TlsChannels tls) {
