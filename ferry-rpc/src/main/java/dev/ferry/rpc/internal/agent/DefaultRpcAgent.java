@@ -19,6 +19,7 @@ import dev.ferry.rpc.internal.serial.FunctionResolver;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
+import dev.ferry.rpc.internal.observe.AgentMBean;
 import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
@@ -104,6 +105,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final UserDeletes userDeletes;
     private final Object lifecycle = new Object();
     private volatile State state = State.RUNNING;
+    /** Unregisters the agent's JMX MBean ({@link AgentMBean}); set once the agent has joined. */
+    private volatile AutoCloseable mbean = () -> { };
     private volatile Duration rpcTimeout;
     private volatile WorkerDirectory directory;
     private volatile String address;
@@ -167,6 +170,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner, transports);
         try {
             agent.join(worldSize);
+            agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo);
             return agent;
         } catch (RuntimeException | Error e) {
             agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
@@ -453,6 +457,11 @@ public final class DefaultRpcAgent implements RpcAgent {
             transport.closeNow(reason);
         }
         timer.close(); // joins the timer thread
+        try {
+            mbean.close();
+        } catch (Exception e) {
+            log.debug("{}: unregistering the agent's MBean failed: {}", self.name(), e.toString());
+        }
         try {
             storeOwner.close();
         } catch (Exception e) {
