@@ -5,7 +5,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import javax.management.AttributeNotFoundException;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
@@ -17,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Each running agent shows its debug info as a JMX MBean, {@code dev.ferry.rpc:type=RpcAgent,name="<worker>"},
  * read live, and is gone from JMX once the agent shut down; two agents of one name get distinct MBeans.
+ * Debug info counts the application's calls on both sides by how they ended.
  */
 @Timeout(60)
 class AgentMBeanTest {
@@ -37,6 +40,33 @@ class AgentMBeanTest {
                     .isInstanceOf(AttributeNotFoundException.class).hasMessageContaining("no.such.key");
         }
         assertThat(server.isRegistered(worker1)).isFalse();
+    }
+
+    @Test
+    void callsAreCountedOnBothSidesByHowTheyEnded() throws Exception {
+        RpcAgent callee;
+        Map<String, String> caller;
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            callee = cluster.agent(1);
+            assertThat(w0.rpcSync("worker1", Ops::add, 40, 2)).isEqualTo(42);
+            assertThat(w0.rpcSync("worker1", Ops::concat, "a", "b")).isEqualTo("ab");
+            assertThatThrownBy(() -> w0.rpcSync("worker1", Ops::fail, "on purpose")).isInstanceOf(RpcException.class);
+            RpcFuture<Long> slow = w0.to("worker1").withTimeout(Duration.ofMillis(100)).rpcAsync(Ops::sleepMillis, 500L);
+            assertThatThrownBy(slow::await).isInstanceOfSatisfying(RpcException.class,
+                    e -> assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT));
+            // A call is counted before its caller sees how it ended.
+            caller = w0.getDebugInfo();
+            assertThat(caller).containsEntry("agent.calls_sent", "4").containsEntry("agent.calls_succeeded", "2")
+                    .containsEntry("agent.calls_failed", "2").containsEntry("agent.calls_timed_out", "1");
+            assertThat(Long.parseLong(caller.get("agent.call_request_bytes_sent"))).isPositive();
+            assertThat(server.getAttribute(new ObjectName("dev.ferry.rpc:type=RpcAgent,name=\"worker0\""),
+                    "agent.calls_sent")).isEqualTo("4");
+        }
+        // The graceful shutdown waited for the slow handler, which returned after its caller gave up.
+        assertThat(callee.getDebugInfo()).containsEntry("agent.requests_received", "4")
+                .containsEntry("agent.requests_succeeded", "3").containsEntry("agent.requests_failed", "1")
+                .containsEntry("agent.request_bytes_received", caller.get("agent.call_request_bytes_sent"));
     }
 
     @Test

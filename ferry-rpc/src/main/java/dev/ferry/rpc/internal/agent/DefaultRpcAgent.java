@@ -95,6 +95,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final List<CallInterceptor> interceptors;
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
+    private final CallCounters counters = new CallCounters();
     private final ReadThrottle throttle;
     private final AtomicLong nextCallId = new AtomicLong(1);
     private final AgentTimer timer;
@@ -184,7 +185,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
-                throttle, options.spinTime().toNanos(),
+                throttle, counters, options.spinTime().toNanos(),
                 task -> timer.schedule(task, WATCHDOG_NANOS));
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
@@ -328,7 +329,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
-        PendingCall call = new PendingCall(id, info, future, system, function, event);
+        PendingCall call = new PendingCall(id, info, future, system, function, event, counters);
+        if (!system) {
+            counters.sent(payload.totalBytes());
+        }
         pending.add(call);
         if (state == State.CLOSED) {
             pending.fail(id, new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " has been shut down"));
@@ -494,6 +498,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
         info.put("agent.server_queued_requests", Integer.toString(throttle.queuedRequests()));
         info.put("agent.paused_connections", Integer.toString(throttle.pausedConnections()));
+        counters.putInto(info);
         if (connections != null) {
             connections.kinds().forEach((peer, kind) -> info.put("agent.peer." + peer + ".transport", kind));
         }

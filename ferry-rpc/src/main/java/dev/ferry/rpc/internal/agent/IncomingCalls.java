@@ -68,11 +68,13 @@ final class IncomingCalls {
     private volatile boolean replying = true;
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
     private volatile boolean abandoning;
+    private final CallCounters counters;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle,
-                  long warmSpinNanos, Consumer<Runnable> schedule) {
+                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule) {
         this.throttle = throttle;
+        this.counters = counters;
         this.rrefs = rrefs;
         this.agent = agent;
         this.self = self;
@@ -100,6 +102,7 @@ final class IncomingCalls {
         boolean counted = !message.headers().contains(SystemCalls.MARKER);
         if (counted) {
             active.increment();
+            counters.received(message.payloadBytes());
         }
         byte[] deletes = message.headers().get(UserDeletes.HEADER);
         if (deletes != null) {
@@ -193,6 +196,7 @@ final class IncomingCalls {
                      OwnerState created) {
         CallInfo info = null;
         boolean replyLater = false;
+        boolean handlerReturned = false;
         RpcHandleEvent event = new RpcHandleEvent();
         event.begin();
         String outcome = "ok";
@@ -214,6 +218,9 @@ final class IncomingCalls {
                 activeAsync.incrementAndGet();
                 CallInfo asyncInfo = info;
                 pending.addDoneCallback(done -> {
+                    if (counted) {
+                        counters.handled(!done.failed());
+                    }
                     try {
                         if (done.failed()) {
                             storeError(created, done.exceptionNow());
@@ -229,9 +236,17 @@ final class IncomingCalls {
                     }
                 });
             } else {
+                if (counted) {
+                    // Counted before the answer leaves, so a caller that has it finds it counted.
+                    counters.handled(true);
+                    handlerReturned = true;
+                }
                 replyOrStore(connection, info, created, result, message.headers(), !counted);
             }
         } catch (Throwable failure) {
+            if (counted && !replyLater && !handlerReturned) {
+                counters.handled(false);
+            }
             outcome = CallEvents.outcome(failure);
             storeError(created, failure);
             replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);

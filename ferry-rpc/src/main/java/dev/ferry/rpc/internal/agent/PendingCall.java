@@ -27,26 +27,36 @@ final class PendingCall {
     volatile long timeoutMillis;
     /** The Flight Recorder event of this call; null while no recording wants one. */
     private final RpcCallEvent event;
+    /** The agent's totals; null for Ferry's own calls, which are not counted. */
+    private final CallCounters counters;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
-                RpcCallEvent event) {
+                RpcCallEvent event, CallCounters counters) {
         this.function = function;
         this.id = id;
         this.info = info;
         this.future = future;
         this.system = system;
         this.event = event;
+        this.counters = system ? null : counters;
     }
 
     /** Completes the caller's future with the answer. */
     void complete(Object value) {
-        CallEvents.finish(event, null);
+        end(null);
         FutureCompleter.tryComplete(future, value);
     }
 
     /** Fails the caller's future. */
     void fail(Throwable failure) {
-        CallEvents.finish(event, failure);
+        end(failure);
         FutureCompleter.tryFail(future, failure);
+    }
+
+    private void end(Throwable failure) {
+        CallEvents.finish(event, failure);
+        if (counters != null) {
+            counters.answered(failure);
+        }
     }
 }
