@@ -10,6 +10,7 @@ import org.apache.fory.Fory;
 import org.apache.fory.config.ForyBuilder;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.resolver.TypeResolver;
+import org.apache.fory.serializer.BufferCallback;
 import org.apache.fory.serializer.BufferObject;
 import org.apache.fory.serializer.Serializer;
 
@@ -40,6 +41,15 @@ public final class ObjectCodec {
      * which builds its record only when a serializer asks (most calls have no serializer that does).
      */
     private static final ThreadLocal<CallHeaders> MESSAGE = new ThreadLocal<>();
+
+    /**
+     * The bit of Fory's first byte saying the stream was written with a buffer callback (Fory 1.6:
+     * {@code headerBitmap | 2}). Ferry always passes one, so that large buffers can go out of band;
+     * but Fory's reader takes a slow path for any header other than its plain one (it checks the
+     * flags and formats its error message's arguments, a hex string, on every message), so a value
+     * without buffers is sent with the bit cleared. Pinned by {@code ObjectCodecTest}.
+     */
+    static final int OUT_OF_BAND_FLAG = 0x02;
 
     private final ForyPool fory;
     private final int outOfBandThreshold;
@@ -97,20 +107,19 @@ public final class ObjectCodec {
      * through {@link MessageContext#current()}; null for none).
      */
     public EncodedPayload encode(Object value, CallHeaders headers) {
-        List<BufferObject> outOfBand = new ArrayList<>(0);
+        BufferSorter buffers = new BufferSorter(outOfBandThreshold);
         ObjectCodec previous = CURRENT.get();
         CURRENT.set(this);
         CallHeaders previousHeaders = MESSAGE.get();
         MESSAGE.set(headers);
         try {
-            byte[] inBand = fory.execute(f -> f.serialize(value, buffer -> {
-                if (buffer.totalBytes() >= outOfBandThreshold) {
-                    outOfBand.add(buffer);
-                    return false;
-                }
-                return true;
-            }));
-            return new EncodedPayload(inBand, outOfBand);
+            byte[] inBand = fory.execute(f -> f.serialize(value, buffers));
+            if (!buffers.met) {
+                // No binary buffer in the value: the stream is what Fory writes without a callback
+                // but for this flag, and clearing it lets the decoder take Fory's plain path.
+                inBand[0] &= (byte) ~OUT_OF_BAND_FLAG;
+            }
+            return new EncodedPayload(inBand, buffers.outOfBand);
         } catch (RpcException e) {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
@@ -137,7 +146,11 @@ public final class ObjectCodec {
         MESSAGE.set(headers);
         try {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
-            // Always pass the list, even empty: streams written with a buffer callback require it.
+            if (outOfBand.isEmpty() && inBand.hasRemaining()
+                    && (inBand.get(inBand.position()) & OUT_OF_BAND_FLAG) == 0) {
+                return fory.execute(f -> f.deserialize(stream));
+            }
+            // Streams written with a buffer callback (the flag set) require the list, even empty.
             List<MemoryBuffer> buffers = outOfBand.isEmpty() ? List.of() : new ArrayList<>(outOfBand.size());
             for (ByteBuffer buffer : outOfBand) {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
@@ -233,6 +246,34 @@ public final class ObjectCodec {
         Consumer<Fory> apply() {
             List<Consumer<Fory>> snapshot = List.copyOf(actions);
             return f -> snapshot.forEach(action -> action.accept(f));
+        }
+    }
+
+    /**
+     * Fory's buffer callback for one encode: buffers of at least the threshold go out of band; and
+     * whether any buffer was met at all, since only then does the stream depend on the callback
+     * (Fory's array serializers write another layout when one is set).
+     */
+    private static final class BufferSorter implements BufferCallback {
+        private final int threshold;
+        private List<BufferObject> outOfBand = List.of();
+        private boolean met;
+
+        BufferSorter(int threshold) {
+            this.threshold = threshold;
+        }
+
+        @Override
+        public boolean apply(BufferObject buffer) {
+            met = true;
+            if (buffer.totalBytes() < threshold) {
+                return true;
+            }
+            if (outOfBand.isEmpty()) {
+                outOfBand = new ArrayList<>(2);
+            }
+            outOfBand.add(buffer);
+            return false;
         }
     }
 }

@@ -82,6 +82,42 @@ class ObjectCodecTest {
         assertThat((int[]) roundTrip(CODEC, payload)).containsExactly(1, 2, 3);
     }
 
+    /**
+     * A value without binary buffers goes with Fory's plain header (the out-of-band flag cleared),
+     * which Fory reads on its fast path; once a buffer is met, in band or out, the flag stays, since
+     * Fory's array serializers then write the buffer layout. Both decode.
+     */
+    @Test
+    void theOutOfBandFlagIsSetOnlyWhenTheStreamHoldsBuffers() {
+        EncodedPayload plain = CODEC.encode(List.of("a", 1, 2.5));
+        assertThat(plain.inBand()[0] & ObjectCodec.OUT_OF_BAND_FLAG).isZero();
+        assertThat(roundTrip(CODEC, plain)).isEqualTo(List.of("a", 1, 2.5));
+
+        EncodedPayload inBandBuffer = CODEC.encode(new Sample("s", new float[] {1.5f}, new byte[] {7}, null, 3));
+        assertThat(inBandBuffer.outOfBand()).isEmpty();
+        assertThat(inBandBuffer.inBand()[0] & ObjectCodec.OUT_OF_BAND_FLAG).isEqualTo(ObjectCodec.OUT_OF_BAND_FLAG);
+        Sample back = (Sample) roundTrip(CODEC, inBandBuffer);
+        assertThat(back.weights()).containsExactly(1.5f);
+        assertThat(back.blob()).containsExactly((byte) 7);
+
+        EncodedPayload outOfBand = CODEC.encode(new byte[1 << 17]);
+        assertThat(outOfBand.outOfBand()).hasSize(1);
+        assertThat(outOfBand.inBand()[0] & ObjectCodec.OUT_OF_BAND_FLAG).isEqualTo(ObjectCodec.OUT_OF_BAND_FLAG);
+        assertThat((byte[]) roundTrip(CODEC, outOfBand)).hasSize(1 << 17);
+    }
+
+    /** The flag is Fory's: a stream written with a callback differs from one without in that bit only. */
+    @Test
+    void theFlagIsTheBitForyWritesForACallback() {
+        org.apache.fory.Fory fory = org.apache.fory.Fory.builder().withXlang(false).requireClassRegistration(false).build();
+        byte[] without = fory.serialize("x");
+        byte[] with = fory.serialize("x", buffer -> true);
+        assertThat(with).hasSameSizeAs(without);
+        assertThat(with[0]).isEqualTo((byte) (without[0] | ObjectCodec.OUT_OF_BAND_FLAG));
+        assertThat(java.util.Arrays.copyOfRange(with, 1, with.length))
+                .isEqualTo(java.util.Arrays.copyOfRange(without, 1, without.length));
+    }
+
     @Test
     void classesOutsideTheAllowListAreRefusedOnDecode() {
         ObjectCodec strict = new ObjectCodec(new ClassPolicy(List.of("com.example.")), List.of(), 64 * 1024);
