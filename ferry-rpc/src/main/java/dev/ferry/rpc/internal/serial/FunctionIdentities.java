@@ -22,7 +22,16 @@ final class FunctionIdentities {
 
     private final Entry[] slots = new Entry[SLOTS];
 
-    private record Entry(byte[] bytes, int hash, FunctionRef.Identity identity) {
+    /** {@code words}: the identity's bytes as {@link MemoryBuffer#getInt64} reads them, 8 at a time. */
+    private record Entry(byte[] bytes, long[] words, int hash, FunctionRef.Identity identity) {
+        static Entry of(byte[] bytes, int hash, FunctionRef.Identity identity) {
+            MemoryBuffer view = MemoryBuffer.fromByteArray(bytes);
+            long[] words = new long[bytes.length / Long.BYTES];
+            for (int w = 0; w < words.length; w++) {
+                words[w] = view.getInt64(w * Long.BYTES);
+            }
+            return new Entry(bytes, words, hash, identity);
+        }
     }
 
     /** Reads an identity of {@code length} bytes at the buffer's reader index and moves past it. */
@@ -32,28 +41,40 @@ final class FunctionIdentities {
                     + " bytes left in the message");
         }
         int start = buffer.readerIndex();
-        int hash = 1;
-        for (int i = 0; i < length; i++) {
+        // Eight bytes at a time: every call of a small request passes here (a byte loop over the
+        // ~100 bytes of names was a tenth of the callee's work per call in W2's profile).
+        int hash = length;
+        int i = 0;
+        for (; i + Long.BYTES <= length; i += Long.BYTES) {
+            hash = 31 * hash + Long.hashCode(buffer.getInt64(start + i));
+        }
+        for (; i < length; i++) {
             hash = 31 * hash + buffer.getByte(start + i);
         }
         int slot = (hash ^ (hash >>> 16)) & (SLOTS - 1);
         Entry entry = slots[slot];
-        if (entry != null && entry.hash == hash && sameBytes(entry.bytes, buffer, start, length)) {
+        if (entry != null && entry.hash == hash && sameBytes(entry, buffer, start, length)) {
             buffer.increaseReaderIndex(length);
             return entry.identity;
         }
         byte[] bytes = buffer.readBytes(length);
         FunctionRef.Identity identity = FunctionRef.Identity.decode(bytes, length);
-        slots[slot] = new Entry(bytes, hash, identity);
+        slots[slot] = Entry.of(bytes, hash, identity);
         return identity;
     }
 
-    private static boolean sameBytes(byte[] known, MemoryBuffer buffer, int start, int length) {
-        if (known.length != length) {
+    private static boolean sameBytes(Entry known, MemoryBuffer buffer, int start, int length) {
+        if (known.bytes.length != length) {
             return false;
         }
-        for (int i = 0; i < length; i++) {
-            if (known[i] != buffer.getByte(start + i)) {
+        long[] words = known.words;
+        for (int w = 0; w < words.length; w++) {
+            if (words[w] != buffer.getInt64(start + w * Long.BYTES)) {
+                return false;
+            }
+        }
+        for (int i = words.length * Long.BYTES; i < length; i++) {
+            if (known.bytes[i] != buffer.getByte(start + i)) {
                 return false;
             }
         }
