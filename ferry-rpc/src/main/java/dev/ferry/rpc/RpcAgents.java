@@ -73,7 +73,7 @@ public final class RpcAgents {
                 .timeout(options.rendezvousTimeout())
                 .environment(env);
         if (options instanceof RpcBackendOptions rpcOptions) {
-            rendezvous.authToken(rpcOptions.authToken());
+            rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls());
         }
         if (rank >= 0) {
             rendezvous.rank(rank);

@@ -115,9 +115,10 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed</td></tr>
  *   <tr><td>tls</td><td>from {@code FERRY_TLS_KEYSTORE}, else none</td><td>an {@link SSLContext} with this worker's
- *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection, main or bulk, is then TLS
- *       with both ends presenting a certificate the other must trust (mutual TLS; host names are checked only with
- *       {@code tlsVerifyHostnames}), so
+ *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection, main or bulk, and every
+ *       connection to a {@code tcp://} or {@code env://} rendezvous store (rank 0's server and its clients) is then
+ *       TLS with both ends presenting a certificate the other must trust (mutual TLS; host names are checked only with
+ *       {@code tlsVerifyHostnames}, and not on store connections), so
  *       traffic between hosts is encrypted and only holders of a trusted key get in; a failed handshake fails with
  *       {@link RpcException.Code#UNAUTHENTICATED}. Unix-socket connections stay in the clear (same host, a
  *       directory only this user can enter). From the environment: {@code FERRY_TLS_KEYSTORE} (PKCS12 or JKS),

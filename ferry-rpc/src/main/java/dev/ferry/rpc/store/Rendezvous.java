@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalInt;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,9 +62,11 @@ public final class Rendezvous {
     private final Duration timeout;
     private final Map<String, String> environment;
     private final String authToken;
+    private final SSLContext tls;
 
     private Rendezvous(Builder builder) {
         this.authToken = builder.authToken;
+        this.tls = builder.tls;
         this.initMethod = builder.initMethod;
         this.rank = builder.rank;
         this.worldSize = builder.worldSize;
@@ -143,7 +146,7 @@ public final class Rendezvous {
 
     private Store tcp(String host, int port, int rank) {
         return TcpStore.create(TcpStoreOptions.builder()
-                .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).build());
+                .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).tls(tls).build());
     }
 
     /** Resolves one connect() call's settings and words its errors as PyTorch does. */
@@ -229,6 +232,7 @@ public final class Rendezvous {
         private Duration timeout = DEFAULT_TIMEOUT;
         private Map<String, String> environment = System.getenv();
         private String authToken;
+        private SSLContext tls;
 
         private Builder() {
         }
@@ -275,6 +279,16 @@ public final class Rendezvous {
          */
         public Builder authToken(String token) {
             this.authToken = token;
+            return this;
+        }
+
+        /**
+         * The TLS context of a tcp:// or env:// store's connections (the group's {@code tls}); default
+         * none. With it, what the store carries (worker names, ranks, addresses) is encrypted, and
+         * only holders of a certificate the context trusts can connect.
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = context;
             return this;
         }
 

@@ -67,11 +67,11 @@ public final class TcpStore implements Store {
                 : PeerAuthentication.of(options.authToken(), PeerAuthentication.DEFAULT_TIMEOUT);
         if (!options.server()) {
             return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), options.timeout(),
-                    auth), null), options.timeout());
+                    auth, options.tls()), null), options.timeout());
         }
-        TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth));
+        TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth, options.tls()));
         try {
-            StoreClient client = StoreClient.connect(options.host(), server.port(), options.timeout(), auth);
+            StoreClient client = StoreClient.connect(options.host(), server.port(), options.timeout(), auth, options.tls());
             return new TcpStore(new Connection(client, server), options.timeout());
         } catch (RuntimeException e) {
             server.close();

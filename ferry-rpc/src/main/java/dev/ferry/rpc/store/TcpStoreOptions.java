@@ -6,6 +6,7 @@ import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import java.time.Duration;
 import java.util.Objects;
+import javax.net.ssl.SSLContext;
 
 /**
  * Immutable options of a {@link TcpStore}: where the server is, whether this process hosts it, and
@@ -30,6 +31,7 @@ public final class TcpStoreOptions {
     private final boolean server;
     private final Duration timeout;
     private final String authToken;
+    private final SSLContext tls;
 
     private TcpStoreOptions(Builder builder) {
         this.host = builder.host;
@@ -37,6 +39,7 @@ public final class TcpStoreOptions {
         this.server = builder.server;
         this.timeout = builder.timeout;
         this.authToken = builder.authToken;
+        this.tls = builder.tls;
     }
 
     /** A builder with host {@code 127.0.0.1}, no port, client only and {@link #DEFAULT_TIMEOUT}. */
@@ -72,6 +75,15 @@ public final class TcpStoreOptions {
         return authToken;
     }
 
+    /**
+     * The TLS context the server and its clients use on every connection (mutual TLS, as workers do,
+     * see {@code RpcBackendOptions.tls}); null: plain TCP. Both ends must agree: a TLS client and a
+     * plain server (or the reverse) fail to connect with UNAUTHENTICATED or at the timeout.
+     */
+    public SSLContext tls() {
+        return tls;
+    }
+
     /** A copy with a different {@link #timeout()}. */
     public TcpStoreOptions withTimeout(Duration timeout) {
         return toBuilder().timeout(timeout).build();
@@ -79,12 +91,13 @@ public final class TcpStoreOptions {
 
     /** A builder starting from these options. */
     public Builder toBuilder() {
-        return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken);
+        return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken).tls(tls);
     }
 
     @Override
     public String toString() {
-        return "TcpStoreOptions[" + host + ":" + port + (server ? ", server" : "") + ", timeout=" + timeout + "]";
+        return "TcpStoreOptions[" + host + ":" + port + (server ? ", server" : "") + ", timeout=" + timeout
+                + (authToken != null ? ", authenticated" : "") + (tls != null ? ", TLS" : "") + "]";
     }
 
     /** Builds {@link TcpStoreOptions}. Not thread-safe. */
@@ -94,8 +107,20 @@ public final class TcpStoreOptions {
         private boolean server;
         private Duration timeout = DEFAULT_TIMEOUT;
         private String authToken;
+        private SSLContext tls;
 
         private Builder() {
+        }
+
+        /**
+         * Default none (plain TCP). With a context, every connection is TLS: the server presents the
+         * context's certificate and requires one from each client, and each side accepts only a peer
+         * whose certificate chains to the context's trust store. Combine with {@link #authToken} as
+         * workers do.
+         */
+        public Builder tls(SSLContext context) {
+            this.tls = context;
+            return this;
         }
 
         /**

@@ -5,10 +5,12 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.BlockingAuthExchange;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
 import java.io.BufferedOutputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketException;
@@ -19,6 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,6 +44,8 @@ final class ServerConnection {
     private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
 
     private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
+    /** First byte of a TLS connection: the content type of a handshake record (RFC 8446, 5.1). */
+    private static final int TLS_HANDSHAKE_RECORD = 0x16;
 
     private final Socket socket;
     private final String peer;
@@ -46,22 +53,28 @@ final class ServerConnection {
     private final ThreadTracker waiters;
     private final Consumer<ServerConnection> onClose;
     private final ReentrantLock writeLock = new ReentrantLock();
-    private final OutputStream out;
+    /** The connection's output, TLS-wrapped once the client turned out to speak TLS; set before any reply. */
+    private volatile OutputStream out;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final PeerAuthentication auth;
+    /** The TLS clients must speak, with a certificate it trusts; null: plain TCP. */
+    private final SSLContext tls;
     /** Parked GET/WAIT requests by id, so that CANCEL can find them. */
     private final Map<Integer, ParkedWait> parked = new ConcurrentHashMap<>();
 
-    /** @param auth what the client must prove right after HELLO; null: nothing */
+    /**
+     * @param auth what the client must prove right after HELLO; null: nothing
+     * @param tls the TLS the client must speak (mutual); null: plain TCP
+     */
     ServerConnection(Socket socket, KeyValueTable table, ThreadTracker waiters,
-                     Consumer<ServerConnection> onClose, PeerAuthentication auth) throws IOException {
+                     Consumer<ServerConnection> onClose, PeerAuthentication auth, SSLContext tls) throws IOException {
         this.socket = socket;
         this.auth = auth;
+        this.tls = tls;
         this.peer = String.valueOf(socket.getRemoteSocketAddress());
         this.table = table;
         this.waiters = waiters;
         this.onClose = onClose;
-        this.out = new BufferedOutputStream(socket.getOutputStream());
     }
 
     String peer() {
@@ -70,9 +83,64 @@ final class ServerConnection {
 
     /** The reader loop; returns when the peer disconnects, misbehaves or the connection is closed. */
     void serve() {
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(socket.getInputStream()))) {
+        try {
             // A peer that connects and never says HELLO (a port scanner) must not hold a thread forever.
             socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
+            Socket channel = tls == null ? socket : secure();
+            out = new BufferedOutputStream(channel.getOutputStream());
+            serve(new DataInputStream(new BufferedInputStream(channel.getInputStream())));
+        } catch (ProtocolException e) {
+            log.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
+        } catch (RpcException e) {
+            log.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
+        } catch (SSLException e) {
+            log.warn("Dropping store client {}: TLS: {}", peer, e.getMessage());
+        } catch (EOFException e) {
+            log.debug("Store client {} disconnected", peer);
+        } catch (IOException e) {
+            if (!closed.get()) {
+                log.debug("Store client {} connection failed: {}", peer, e.toString());
+            }
+        } finally {
+            close();
+        }
+    }
+
+    /**
+     * Reads the client's first byte: a TLS handshake record goes on as TLS (the byte handed back to
+     * the TLS socket, which requires a trusted client certificate); anything else is a client without
+     * TLS, which is told so in the store's own protocol, after its HELLO is read (closing with its
+     * bytes unread would reset the connection before it read why).
+     */
+    private Socket secure() throws IOException {
+        InputStream plain = socket.getInputStream();
+        int first = plain.read();
+        if (first < 0) {
+            throw new EOFException();
+        }
+        if (first == TLS_HANDSHAKE_RECORD) {
+            SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(socket,
+                    new ByteArrayInputStream(new byte[] {(byte) first}), true);
+            secure.setNeedClientAuth(true);
+            return secure;
+        }
+        byte[] rest = plain.readNBytes(3);
+        if (rest.length == 3) {
+            long length = ((long) first << 24 | (rest[0] & 0xff) << 16 | (rest[1] & 0xff) << 8 | (rest[2] & 0xff));
+            if (length <= StoreProtocol.MAX_FRAME_BYTES) {
+                plain.skipNBytes(length);
+            }
+        }
+        OutputStream reply = socket.getOutputStream();
+        reply.write(FrameBuilder.start(0, StoreProtocol.STATUS_ERROR).putString(Code.UNAUTHENTICATED.name())
+                .putString("this TcpStore server accepts TLS connections only (FERRY_TLS_KEYSTORE / RpcBackendOptions.tls)")
+                .toByteArray());
+        reply.flush();
+        throw new RpcException(Code.UNAUTHENTICATED, "a client without TLS");
+    }
+
+    private void serve(DataInputStream input) throws IOException {
+        try (DataInputStream in = input) {
             handshake(in);
             if (auth != null) {
                 BlockingAuthExchange.run(in, out, auth, true, "store client " + peer);
@@ -82,18 +150,6 @@ final class ServerConnection {
                 Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
                 dispatch(frame.id(), StoreRequest.decode(frame));
             }
-        } catch (ProtocolException e) {
-            log.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
-        } catch (RpcException e) {
-            log.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
-        } catch (EOFException e) {
-            log.debug("Store client {} disconnected", peer);
-        } catch (IOException e) {
-            if (!closed.get()) {
-                log.debug("Store client {} connection failed: {}", peer, e.toString());
-            }
-        } finally {
-            close();
         }
     }
 

@@ -24,6 +24,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,6 +88,19 @@ public final class StoreClient implements AutoCloseable {
      *     authentication or their tokens differ
      */
     public static StoreClient connect(String host, int port, Duration timeout, PeerAuthentication auth) {
+        return connect(host, port, timeout, auth, null);
+    }
+
+    /**
+     * As {@link #connect(String, int, Duration, PeerAuthentication)}, over TLS with {@code tls} (null:
+     * plain TCP): this client presents the context's certificate and accepts only a server whose
+     * certificate the context trusts.
+     *
+     * @throws RpcException UNAUTHENTICATED, at once, if the TLS handshake fails (a certificate not
+     *     trusted by either side, or a server that does not speak TLS)
+     */
+    public static StoreClient connect(String host, int port, Duration timeout, PeerAuthentication auth,
+                                      SSLContext tls) {
         String target = host + ":" + port;
         Deadline deadline = Deadline.after(timeout);
         long backoffMillis = 10;
@@ -98,6 +114,9 @@ public final class StoreClient implements AutoCloseable {
                 // Resolved per attempt: the server's DNS name may appear only once its host is up.
                 socket.connect(new InetSocketAddress(host, port), attemptMillis);
                 socket.setTcpNoDelay(true);
+                if (tls != null) {
+                    socket = handshakeTls(tls, socket, host, port, attemptMillis);
+                }
                 StoreClient client = new StoreClient(target, socket);
                 client.handshake(attemptMillis, auth);
                 client.ioThreads.start("ferry-store-client-read-" + target, client::readLoop);
@@ -107,6 +126,13 @@ public final class StoreClient implements AutoCloseable {
             } catch (RpcException e) {
                 closeQuietly(socket);
                 throw e; // authentication: trying again cannot help
+            } catch (SSLException e) {
+                // Certificates do not change between attempts; and a TLS 1.3 server refusing ours
+                // says so only at our first read, inside the HELLO exchange, which lands here too.
+                closeQuietly(socket);
+                throw new RpcException(Code.UNAUTHENTICATED, "TLS with the TcpStore server at " + target
+                        + " failed: " + e.getMessage() + " (do both ends use TLS with certificates the other"
+                        + " trusts? FERRY_TLS_KEYSTORE / RpcBackendOptions.tls)", e);
             } catch (ProtocolException e) {
                 closeQuietly(socket);
                 throw new RpcException(Code.PROTOCOL_ERROR,
@@ -122,6 +148,16 @@ public final class StoreClient implements AutoCloseable {
             sleepBackoff(target, Math.min(backoffMillis, TimeUnit.NANOSECONDS.toMillis(deadline.remainingNanos())));
             backoffMillis = Math.min(backoffMillis * 2, MAX_CONNECT_BACKOFF_MILLIS);
         }
+    }
+
+    private static SSLSocket handshakeTls(SSLContext tls, Socket plain, String host, int port, int timeoutMillis)
+            throws IOException {
+        SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(plain, host, port, true);
+        secure.setUseClientMode(true);
+        secure.setSoTimeout(timeoutMillis);
+        secure.startHandshake();
+        secure.setSoTimeout(0);
+        return secure;
     }
 
     private static void sleepBackoff(String target, long millis) {
@@ -141,8 +177,13 @@ public final class StoreClient implements AutoCloseable {
         Frame reply = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
         socket.setSoTimeout(0);
         if (reply.type() == StoreProtocol.STATUS_ERROR) {
-            reply.body().readString();
-            throw new ProtocolException(reply.body().readString());
+            String code = reply.body().readString();
+            String message = reply.body().readString();
+            if (Code.UNAUTHENTICATED.name().equals(code)) {
+                throw new RpcException(Code.UNAUTHENTICATED, "the TcpStore server at " + target + " refused this worker: "
+                        + message);
+            }
+            throw new ProtocolException(message);
         }
         if (reply.type() != StoreProtocol.STATUS_OK || reply.body().readShort() != StoreProtocol.VERSION) {
             throw new ProtocolException("unexpected handshake reply");

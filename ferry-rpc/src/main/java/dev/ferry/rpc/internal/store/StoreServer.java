@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,10 +38,13 @@ public final class StoreServer implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     /** What clients must prove before anything else; null: nothing. */
     private final PeerAuthentication auth;
+    /** The TLS every connection is wrapped in, client certificate required; null: plain TCP. */
+    private final SSLContext tls;
 
-    private StoreServer(ServerSocket listener, PeerAuthentication auth) {
+    private StoreServer(ServerSocket listener, PeerAuthentication auth, SSLContext tls) {
         this.listener = listener;
         this.auth = auth;
+        this.tls = tls;
         this.address = (InetSocketAddress) listener.getLocalSocketAddress();
     }
 
@@ -56,6 +60,14 @@ public final class StoreServer implements AutoCloseable {
 
     /** As {@link #start(String, int)}, accepting only clients that prove {@code auth}'s token (null: any). */
     public static StoreServer start(String host, int port, PeerAuthentication auth) {
+        return start(host, port, auth, null);
+    }
+
+    /**
+     * As {@link #start(String, int, PeerAuthentication)}, over TLS with {@code tls} (null: plain
+     * TCP): the server presents the context's certificate and requires a trusted one from each client.
+     */
+    public static StoreServer start(String host, int port, PeerAuthentication auth, SSLContext tls) {
         if (port < 0 || port > 65535) {
             throw new RpcException(Code.INVALID_ARGUMENT, "TcpStore port must be in 0..65535, got " + port);
         }
@@ -78,7 +90,7 @@ public final class StoreServer implements AutoCloseable {
             throw new RpcException(Code.RENDEZVOUS_FAILED,
                     "Cannot start TcpStore server on " + host + ":" + port + ": " + e, e);
         }
-        StoreServer server = new StoreServer(listener, auth);
+        StoreServer server = new StoreServer(listener, auth, tls);
         server.ioThreads.start("ferry-store-accept-" + server.address.getPort(), server::acceptLoop);
         log.debug("TcpStore server listening on {}", server.address);
         return server;
@@ -125,7 +137,7 @@ public final class StoreServer implements AutoCloseable {
     private void register(Socket socket) {
         try {
             socket.setTcpNoDelay(true);
-            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth);
+            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth, tls);
             connections.add(connection);
             // close() may have swept the set before we added to it; don't leave this one behind.
             if (closed.get()) {
