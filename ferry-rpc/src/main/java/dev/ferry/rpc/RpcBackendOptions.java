@@ -131,6 +131,11 @@ import javax.net.ssl.SSLContext;
  *       holder of another trusted certificate (one CA for many services) cannot stand in for a worker. The accepting
  *       end checks the chain only, as an HTTPS server does. A mismatch fails the connection with
  *       {@link RpcException.Code#UNAUTHENTICATED}</td></tr>
+ *   <tr><td>jmx</td><td>{@code FERRY_JMX} ({@code 1}: always, {@code 0}: never), else
+ *       {@link JmxRegistration#IF_RUNNING}</td><td>when the agent shows its debug info as the JMX MBean
+ *       {@code dev.ferry.rpc:type=RpcAgent,name="<worker>"}: by default only where the JVM already runs its platform
+ *       MBean server ({@code -Dcom.sun.management.jmxremote}, a monitoring agent, the application), since starting
+ *       it costs an idle worker CPU right after init; {@code ALWAYS} starts it (for JConsole attaching later)</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -187,6 +192,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final Duration authTimeout;
     private final SSLContext tls;
     private final boolean tlsVerifyHostnames;
+    private final JmxRegistration jmx;
 
     private RpcBackendOptions(Builder b) {
         if (b.authToken != null) {
@@ -196,6 +202,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.authTimeout = b.authTimeout;
         this.tls = b.tls != null ? b.tls : b.tlsFromEnvironment ? tlsFromEnvironment() : null;
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
+        this.jmx = b.jmx;
         this.bulkConnections = b.bulkConnections;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
@@ -371,6 +378,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return tlsVerifyHostnames;
     }
 
+    /** When the agent registers its debug info as a JMX MBean. */
+    public JmxRegistration jmx() {
+        return jmx;
+    }
+
     /** The context {@code FERRY_TLS_*} describe, or null without {@code FERRY_TLS_KEYSTORE}. */
     private static SSLContext tlsFromEnvironment() {
         String keyStore = System.getenv("FERRY_TLS_KEYSTORE");
@@ -427,6 +439,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private boolean tlsFromEnvironment = true;
         private boolean tlsVerifyHostnames = "1".equals(System.getenv("FERRY_TLS_VERIFY_HOSTNAMES"))
                 || "true".equalsIgnoreCase(System.getenv("FERRY_TLS_VERIFY_HOSTNAMES"));
+        private JmxRegistration jmx = JmxRegistration.fromEnvironment(System.getenv("FERRY_JMX"));
 
         private Builder() {
         }
@@ -462,6 +475,7 @@ public final class RpcBackendOptions implements BackendOptions {
             tls = o.tls;
             tlsFromEnvironment = false;
             tlsVerifyHostnames = o.tlsVerifyHostnames;
+            jmx = o.jmx;
         }
 
         private static String blankToNull(String value) {
@@ -706,6 +720,15 @@ public final class RpcBackendOptions implements BackendOptions {
          */
         public Builder tlsVerifyHostnames(boolean verify) {
             this.tlsVerifyHostnames = verify;
+            return this;
+        }
+
+        /**
+         * When the agent registers its debug info as a JMX MBean (see the table above); default from
+         * {@code FERRY_JMX}, else {@link JmxRegistration#IF_RUNNING}.
+         */
+        public Builder jmx(JmxRegistration registration) {
+            this.jmx = Objects.requireNonNull(registration, "registration");
             return this;
         }
 

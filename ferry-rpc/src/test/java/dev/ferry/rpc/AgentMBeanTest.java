@@ -3,11 +3,15 @@ package dev.ferry.rpc;
 import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import javax.management.AttributeNotFoundException;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
@@ -18,7 +22,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Each running agent shows its debug info as a JMX MBean, {@code dev.ferry.rpc:type=RpcAgent,name="<worker>"},
- * read live, and is gone from JMX once the agent shut down; two agents of one name get distinct MBeans.
+ * read live, and is gone from JMX once the agent shut down; two agents of one name get distinct MBeans. Here
+ * the platform MBean server runs (this class starts it), so agents register by default; without it they
+ * do not start it unless asked ({@link JmxRegistration}).
  * Debug info counts the application's calls on both sides by how they ended.
  */
 @Timeout(60)
@@ -79,5 +85,40 @@ class AgentMBeanTest {
             }
         }
         assertThat(server.queryNames(all, null)).isEmpty();
+    }
+
+    @Test
+    void withJmxNeverTheAgentStaysOutOfJmx() throws Exception {
+        ObjectName all = new ObjectName("dev.ferry.rpc:type=RpcAgent,*");
+        int before = server.queryNames(all, null).size();
+        try (LocalCluster cluster = LocalCluster.start(1, options -> options.jmx(JmxRegistration.NEVER))) {
+            assertThat(server.queryNames(all, null)).hasSize(before);
+            assertThat(cluster.agent(0).getDebugInfo()).containsEntry("agent.state", "RUNNING");
+        }
+    }
+
+    /**
+     * By default an agent does not start the platform MBean server (it costs an idle worker CPU right
+     * after init); asked to, it does and registers. Each case in a JVM of its own, since this one has
+     * the server already.
+     */
+    @Test
+    void byDefaultTheAgentDoesNotStartThePlatformMBeanServer(@TempDir Path dir)
+            throws Exception {
+        assertThat(probe(dir, JmxRegistration.IF_RUNNING)).isEqualTo("platform=false registered=false");
+        assertThat(probe(dir, JmxRegistration.ALWAYS)).isEqualTo("platform=true registered=true");
+        assertThat(probe(dir, JmxRegistration.NEVER)).isEqualTo("platform=false registered=false");
+    }
+
+    private static String probe(Path dir, JmxRegistration when) throws Exception {
+        Path log = dir.resolve(when + ".log");
+        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process child = new ProcessBuilder(javaCommand, "--enable-native-access=ALL-UNNAMED",
+                "-cp", System.getProperty("java.class.path"), JmxProbeMain.class.getName(), when.name())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertThat(child.waitFor(45, TimeUnit.SECONDS)).as("probe exits").isTrue();
+        String output = Files.readString(log);
+        assertThat(child.exitValue()).as(output).isZero();
+        return output.lines().filter(line -> line.startsWith("platform=")).findFirst().orElse(output);
     }
 }

@@ -171,7 +171,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner, transports);
         try {
             agent.join(worldSize);
-            agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo);
+            agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo, options.jmx());
             return agent;
         } catch (RuntimeException | Error e) {
             agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));

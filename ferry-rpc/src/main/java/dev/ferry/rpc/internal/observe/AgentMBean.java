@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.observe;
 
+import dev.ferry.rpc.JmxRegistration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -17,6 +18,7 @@ import javax.management.JMException;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanInfo;
 import javax.management.MBeanServer;
+import javax.management.MBeanServerFactory;
 import javax.management.ObjectName;
 import javax.management.ReflectionException;
 
@@ -25,7 +27,8 @@ import javax.management.ReflectionException;
  * read-only string attribute per debug-info key ({@code agent.state}, {@code
  * agent.client_active_calls}, {@code rref.num_owner_rrefs}, ...), read afresh on every access, so JConsole,
  * VisualVM or a JMX exporter can watch a live worker. A second agent of the same name in one JVM
- * (tests, in-process groups) gets {@code ,instance=2} and so on.
+ * (tests, in-process groups) gets {@code ,instance=2} and so on. Agents register where the JVM already
+ * runs its platform MBean server, or always on request ({@link JmxRegistration}).
  *
  * <pre>
  *   ObjectName name = new ObjectName("dev.ferry.rpc:type=RpcAgent,name=\"worker0\"");
@@ -52,7 +55,20 @@ public final class AgentMBean implements DynamicMBean {
      * unregisters it. Never throws: where JMX refuses, the agent runs without its MBean (logged).
      */
     public static AutoCloseable register(String worker, Supplier<Map<String, String>> debugInfo) {
+        return register(worker, debugInfo, JmxRegistration.ALWAYS);
+    }
+
+    /**
+     * As {@link #register(String, Supplier)} when {@code when} says so: {@code IF_RUNNING} registers
+     * only if the platform MBean server already exists, and never creates it.
+     */
+    public static AutoCloseable register(String worker, Supplier<Map<String, String>> debugInfo, JmxRegistration when) {
         Objects.requireNonNull(debugInfo, "debugInfo");
+        if (when == JmxRegistration.NEVER
+                || (when == JmxRegistration.IF_RUNNING && !platformServerRunning())) {
+            log.debug("{}: no JMX MBean for the agent (jmx {})", worker, when);
+            return () -> { };
+        }
         try {
             MBeanServer server = ManagementFactory.getPlatformMBeanServer();
             AgentMBean bean = new AgentMBean(worker, debugInfo);
@@ -69,6 +85,24 @@ public final class AgentMBean implements DynamicMBean {
         } catch (JMException | RuntimeException e) {
             log.debug("{}: no JMX MBean for the agent: {}", worker, e.toString());
             return () -> { };
+        }
+    }
+
+    /**
+     * Whether the JVM's platform MBean server exists, found without creating it: it is the server
+     * {@link MBeanServerFactory} made that holds the platform's own {@code java.lang:type=Runtime}.
+     */
+    static boolean platformServerRunning() {
+        try {
+            ObjectName runtime = new ObjectName(ManagementFactory.RUNTIME_MXBEAN_NAME);
+            for (MBeanServer server : MBeanServerFactory.findMBeanServer(null)) {
+                if (server.isRegistered(runtime)) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (JMException | RuntimeException e) {
+            return false;
         }
     }
 
