@@ -5,13 +5,14 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.BlockingAuthExchange;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.BufferedInputStream;
-import java.io.ByteArrayInputStream;
 import java.io.BufferedOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.SequenceInputStream;
 import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
@@ -118,18 +119,16 @@ final class ServerConnection {
         if (first < 0) {
             throw new EOFException();
         }
+        InputStream consumed = new ByteArrayInputStream(new byte[] {(byte) first});
         if (first == TLS_HANDSHAKE_RECORD) {
-            SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(socket,
-                    new ByteArrayInputStream(new byte[] {(byte) first}), true);
+            SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(socket, consumed, true);
             secure.setNeedClientAuth(true);
             return secure;
         }
-        byte[] rest = plain.readNBytes(3);
-        if (rest.length == 3) {
-            long length = ((long) first << 24 | (rest[0] & 0xff) << 16 | (rest[1] & 0xff) << 8 | (rest[2] & 0xff));
-            if (length <= StoreProtocol.MAX_FRAME_BYTES) {
-                plain.skipNBytes(length);
-            }
+        try {
+            Frame.read(new DataInputStream(new SequenceInputStream(consumed, plain)), StoreProtocol.MAX_FRAME_BYTES);
+        } catch (ProtocolException notAStoreClient) {
+            // answered all the same; it may not understand
         }
         OutputStream reply = socket.getOutputStream();
         reply.write(FrameBuilder.start(0, StoreProtocol.STATUS_ERROR).putString(Code.UNAUTHENTICATED.name())
