@@ -8,9 +8,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -59,5 +61,35 @@ class FlightRecorderEventsTest {
         assertThat(requests).extracting(e -> e.getString("caller") + " " + e.getString("function") + " "
                 + e.getString("outcome")).containsExactly(
                 "worker0 Ops::concat ok", "worker0 Ops::fail " + IllegalArgumentException.class.getName());
+    }
+
+    /**
+     * Where nothing initialized the Flight Recorder, calls and requests leave it alone (neither
+     * Ferry's events nor Netty's load its metadata); a recording started later, as {@code jcmd
+     * JFR.start} would, records them from then on. In a fresh JVM, since this one may have a recorder
+     * already.
+     */
+    @Test
+    void callsLeaveTheFlightRecorderAloneUntilARecordingStarts(@TempDir Path dir) throws Exception {
+        Path log = dir.resolve("probe.log");
+        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Path classes = dir.resolve("classes.log");
+        Process child = new ProcessBuilder(javaCommand, "--enable-native-access=ALL-UNNAMED",
+                "-Xlog:class+load=info:file=" + classes,
+                "-cp", System.getProperty("java.class.path"), JfrProbeMain.class.getName(),
+                dir.resolve("late.jfr").toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        assertThat(child.waitFor(45, TimeUnit.SECONDS)).as("probe exits").isTrue();
+        String output = Files.readString(log);
+        assertThat(child.exitValue()).as(output).isZero();
+        assertThat(output.lines().filter(line -> line.startsWith("initialized=") || line.startsWith("recorded ")))
+                .as(output).containsExactly("initialized=false", "recorded calls=1 requests=1");
+        // Registering any event class, Ferry's or Netty's, loads the recorder's metadata
+        // (MetadataRepository): not before the recording.
+        List<String> loaded = Files.readAllLines(classes);
+        int checkpoint = loaded.indexOf(loaded.stream().filter(line -> line.contains("JfrProbeMain$Checkpoint "))
+                .findFirst().orElseThrow());
+        assertThat(loaded.subList(0, checkpoint)).noneMatch(line -> line.contains("jdk.jfr.internal.MetadataRepository "));
+        assertThat(loaded.subList(checkpoint, loaded.size())).anyMatch(line -> line.contains("jdk.jfr.internal.MetadataRepository "));
     }
 }

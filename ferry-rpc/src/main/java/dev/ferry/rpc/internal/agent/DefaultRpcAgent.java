@@ -21,6 +21,7 @@ import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
 import dev.ferry.rpc.internal.observe.AgentMBean;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
@@ -168,6 +169,7 @@ public final class DefaultRpcAgent implements RpcAgent {
      */
     public static DefaultRpcAgent start(WorkerInfo self, int worldSize, RpcBackendOptions options, Store store,
                                         AutoCloseable storeOwner, TransportFactory transports) {
+        NettyFlightEvents.offUnlessWanted();
         DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner, transports);
         try {
             agent.join(worldSize);

@@ -197,8 +197,7 @@ final class IncomingCalls {
         CallInfo info = null;
         boolean replyLater = false;
         boolean handlerReturned = false;
-        RpcHandleEvent event = new RpcHandleEvent();
-        event.begin();
+        RpcHandleEvent event = CallEvents.beginRequest();
         String outcome = "ok";
         try {
             CallRequest request = decodeWithConfirmedRRefs(message);
@@ -251,15 +250,8 @@ final class IncomingCalls {
             storeError(created, failure);
             replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);
         } finally {
-            event.end();
-            if (event.shouldCommit()) {
-                event.caller = caller.name();
-                event.function = info != null ? info.function() : "?";
-                event.requestBytes = message.payloadBytes();
-                event.asynchronous = replyLater;
-                event.outcome = outcome;
-                event.commit();
-            }
+            CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
+                    replyLater, outcome);
             throttle.finished(message.payloadBytes());
             if (!replyLater && counted) {
                 finished();
