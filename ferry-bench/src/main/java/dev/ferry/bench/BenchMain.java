@@ -5,6 +5,7 @@ import dev.ferry.bench.workload.W1Latency;
 import dev.ferry.bench.workload.W2AsyncThroughput;
 import dev.ferry.bench.workload.W3TensorEcho;
 import dev.ferry.bench.workload.W4RRef;
+import dev.ferry.bench.workload.W5DistAutograd;
 import dev.ferry.bench.workload.W6InitShutdown;
 import dev.ferry.bench.workload.W7Nested;
 import java.lang.reflect.InvocationTargetException;
@@ -23,7 +24,7 @@ import java.util.Set;
  *
  * <pre>
  * ./ferry bench w1 --repeats 5                 # W1, 5 runs, results in bench-results/w1_latency.json
- * ./ferry bench all --out /tmp/ferry-results   # W1, W2, W3, W4, W6, W7
+ * ./ferry bench all --out /tmp/ferry-results   # W1 to W7
  * ./ferry bench w7 --parts chain               # W7a only
  * ./ferry bench compute ...                    # local compute benchmark, if built in
  * </pre>
@@ -34,7 +35,7 @@ public final class BenchMain {
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
                                      [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]...
              ferry bench compute ARGS...
-        WORKLOAD   w1 | w2 | w3 | w4 | w6 | w7 | all (= w1 w2 w3 w4 w6 w7); see bench/WORKLOADS.md
+        WORKLOAD   w1 | w2 | w3 | w4 | w5 | w6 | w7 | all (= all seven); see bench/WORKLOADS.md
         --repeats  independent runs, fresh worker JVMs each (default 5)
         --quick    tiny counts, to smoke-test the harness (writes *_quick.json)
         --out      result folder (default bench-results/)
@@ -45,7 +46,7 @@ public final class BenchMain {
         compute    runs dev.ferry.bench.compute.LocalComputeBench with ARGS, when it is built in
       """;
 
-  static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w6", "w7");
+  static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7");
   static final String COMPUTE_MAIN = "dev.ferry.bench.compute.LocalComputeBench";
 
   private BenchMain() {}
@@ -79,6 +80,7 @@ public final class BenchMain {
         case "w2" -> W2AsyncThroughput.run(command.options());
         case "w3" -> W3TensorEcho.run(command.options());
         case "w4" -> W4RRef.run(command.options());
+        case "w5" -> W5DistAutograd.run(command.options());
         case "w6" -> W6InitShutdown.run(command.options());
         case "w7" -> W7Nested.run(command.options(), command.parts());
         default -> throw new IllegalStateException("unknown workload " + w);
