@@ -49,6 +49,12 @@ public final class W5Worker {
   static final int STEPS = 300;
   static final double LR = 0.05;
 
+  /**
+   * Diagnostics only (not reported): FERRY_W5_EXTRA_STEPS=N runs N more distributed steps after the
+   * timed ones and prints their rate and median: the same processes once the JIT has caught up.
+   */
+  private static final int EXTRA_STEPS = Integer.parseInt(System.getenv().getOrDefault("FERRY_W5_EXTRA_STEPS", "0"));
+
   private W5Worker() {}
 
   public static void main(String[] args) {
@@ -95,6 +101,11 @@ public final class W5Worker {
           }
         };
         Timed timed = Timed.run(step, warm, steps);
+        if (EXTRA_STEPS > 0) {
+          Timed extra = Timed.run(step, 1, EXTRA_STEPS);
+          System.err.printf("W5 extra steps: %d at %.1f steps/s, median %s ms%n", EXTRA_STEPS,
+              extra.summary().get("steps_per_s"), extra.summary().get("step_median_ms"));
+        }
         Map<String, Object> out = timed.summary();
         out.put("step_p90_ms", timed.p90Millis());
         out.put("loss_first", timed.first);
