@@ -6,12 +6,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.lang.management.ManagementFactory;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.management.AttributeNotFoundException;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
@@ -111,14 +110,7 @@ class AgentMBeanTest {
     }
 
     private static String probe(Path dir, JmxRegistration when) throws Exception {
-        Path log = dir.resolve(when + ".log");
-        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        Process child = new ProcessBuilder(javaCommand, "--enable-native-access=ALL-UNNAMED",
-                "-cp", System.getProperty("java.class.path"), JmxProbeMain.class.getName(), when.name())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        assertThat(child.waitFor(45, TimeUnit.SECONDS)).as("probe exits").isTrue();
-        String output = Files.readString(log);
-        assertThat(child.exitValue()).as(output).isZero();
+        String output = FreshJvm.run(dir.resolve(when + ".log"), List.of(), JmxProbeMain.class, when.name());
         return output.lines().filter(line -> line.startsWith("platform=")).findFirst().orElse(output);
     }
 }

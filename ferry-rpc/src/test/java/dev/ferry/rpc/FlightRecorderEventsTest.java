@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -71,17 +70,9 @@ class FlightRecorderEventsTest {
      */
     @Test
     void callsLeaveTheFlightRecorderAloneUntilARecordingStarts(@TempDir Path dir) throws Exception {
-        Path log = dir.resolve("probe.log");
-        String javaCommand = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         Path classes = dir.resolve("classes.log");
-        Process child = new ProcessBuilder(javaCommand, "--enable-native-access=ALL-UNNAMED",
-                "-Xlog:class+load=info:file=" + classes,
-                "-cp", System.getProperty("java.class.path"), JfrProbeMain.class.getName(),
-                dir.resolve("late.jfr").toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        assertThat(child.waitFor(45, TimeUnit.SECONDS)).as("probe exits").isTrue();
-        String output = Files.readString(log);
-        assertThat(child.exitValue()).as(output).isZero();
+        String output = FreshJvm.run(dir.resolve("probe.log"), List.of("-Xlog:class+load=info:file=" + classes),
+                JfrProbeMain.class, dir.resolve("late.jfr").toString());
         assertThat(output.lines().filter(line -> line.startsWith("initialized=") || line.startsWith("recorded ")))
                 .as(output).containsExactly("initialized=false", "recorded calls=1 requests=1");
         // Registering any event class, Ferry's or Netty's, loads the recorder's metadata
