@@ -8,19 +8,23 @@ import java.util.List;
 import java.util.Properties;
 
 /**
- * The JVM flags every Ferry JVM needs, read from {@code dev/ferry/cli/jvm.properties} (key
- * {@code jvm.flags}).
+ * The JVM flags of the workers the launcher starts, read from {@code dev/ferry/cli/jvm.properties}:
+ * the flags every Ferry JVM needs (key {@value #KEY}), then the flags of launched workers only (key
+ * {@value #WORKER_KEY}).
  *
- * <p>The file is filtered at build time from the root pom property {@code ferry.jvm.flags}, the one
- * place where these flags are defined; the {@code ferry} script, Surefire and the launcher all read
- * them from there, so never hard-code a flag elsewhere. The one exception depends on the machine,
- * which a build-time property cannot know: on fewer than {@value #FEW_PROCESSORS} processors the
- * launcher's workers also get {@link #forProcessors}.
+ * <p>The file is filtered at build time from the root pom properties {@code ferry.jvm.flags} and
+ * {@code ferry.worker.jvm.flags}, the one place where these flags are defined; the {@code ferry}
+ * script, Surefire and the launcher all read the first from there, so never hard-code a flag
+ * elsewhere. The second holds production choices that the tests must not inherit (Netty's leak
+ * detector off). The one exception depends on the machine, which a build-time property cannot
+ * know: on fewer than {@value #FEW_PROCESSORS} processors the launcher's workers also get {@link
+ * #forProcessors}. A worker's own {@code --jvm-arg}s come after all of these and win.
  *
  * <pre>
  * List&lt;String&gt; flags = JvmFlags.defaults();
  * // [--enable-native-access=ALL-UNNAMED, --add-opens=java.base/java.lang.invoke=ALL-UNNAMED,
- * //  -Dio.netty.jfr.enabled=false, -XX:CompileCommand=quiet, ..., -XX:CICompilerCount=3 (2 CPUs)]
+ * //  -Dio.netty.jfr.enabled=false, -XX:CompileCommand=quiet, ...,
+ * //  -Dio.netty.leakDetection.level=disabled, -XX:CICompilerCount=3 (2 CPUs)]
  * </pre>
  *
  * <p>This class is thread-safe.
@@ -36,13 +40,17 @@ public final class JvmFlags {
   /** Class-path resource holding the flags. */
   public static final String RESOURCE = "/dev/ferry/cli/jvm.properties";
 
-  /** Property key of the flags inside {@link #RESOURCE}. */
+  /** Property key of the flags every Ferry JVM needs inside {@link #RESOURCE}. */
   public static final String KEY = "jvm.flags";
+
+  /** Property key of the flags of launched workers only inside {@link #RESOURCE}. */
+  public static final String WORKER_KEY = "worker.flags";
 
   private JvmFlags() {}
 
   /**
-   * Returns the flags from {@link #RESOURCE}, then {@link #forProcessors} for this machine.
+   * Returns the flags from {@link #RESOURCE} (every JVM's, then the workers'), then {@link
+   * #forProcessors} for this machine.
    *
    * @throws IllegalStateException if the resource is missing or was not filtered by Maven (it
    *     still contains a {@code ${...}} placeholder), which means ferry-cli was not built with Maven
@@ -54,17 +62,22 @@ public final class JvmFlags {
       }
       Properties properties = new Properties();
       properties.load(in);
-      String value = properties.getProperty(KEY, "");
-      if (value.contains("${")) {
-        throw new IllegalStateException(RESOURCE + " was not filtered (" + KEY + "=" + value
-            + "); build ferry-cli with Maven so that the root pom's ferry.jvm.flags is substituted");
-      }
-      List<String> flags = new ArrayList<>(parse(value));
+      List<String> flags = new ArrayList<>(parse(filtered(properties, KEY)));
+      flags.addAll(parse(filtered(properties, WORKER_KEY)));
       flags.addAll(forProcessors(Runtime.getRuntime().availableProcessors()));
       return List.copyOf(flags);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + RESOURCE, e);
     }
+  }
+
+  private static String filtered(Properties properties, String key) {
+    String value = properties.getProperty(key, "");
+    if (value.contains("${")) {
+      throw new IllegalStateException(RESOURCE + " was not filtered (" + key + "=" + value
+          + "); build ferry-cli with Maven so that the root pom's properties are substituted");
+    }
+    return value;
   }
 
   /**

@@ -21,6 +21,8 @@ class SmallPartsTest {
   void jvmFlagsComeFromTheFilteredRootPomProperty() {
     assertThat(JvmFlags.defaults()).contains("--enable-native-access=ALL-UNNAMED")
         .noneMatch(flag -> flag.contains("${"));
+    assertThat(JvmFlags.defaults()).as("the workers' own flags, after every JVM's")
+        .containsSubsequence("--enable-native-access=ALL-UNNAMED", "-Dio.netty.leakDetection.level=disabled");
     assertThat(JvmFlags.parse("  -a   -b=c \t")).containsExactly("-a", "-b=c");
     assertThat(JvmFlags.parse(" ")).isEmpty();
   }

@@ -79,9 +79,21 @@ class WorkerGroupTest {
           "FERRY_TEST_EXTRA=extra",
           groupToken,
           "prop=from-jvm-arg",
+          "leakDetection=disabled",
           "args=[a, b c]");
       assertThat(sink.lines(rank, WorkerStream.STDERR)).containsExactly("stderr of rank " + rank);
     }
+  }
+
+  @Test
+  void aWorkersOwnJvmArgOverridesTheWorkerFlags() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(EnvEcho.class, 1)
+        .addJvmArg("-Dio.netty.leakDetection.level=paranoid")
+        .sink(sink)
+        .build());
+
+    assertThat(group.awaitCompletion(BOUND).outcome()).isEqualTo(GroupResult.Outcome.SUCCEEDED);
+    assertThat(sink.lines(0, WorkerStream.STDOUT)).contains("leakDetection=paranoid");
   }
 
   @Test

@@ -14,6 +14,7 @@ public final class EnvEcho {
     // Which token, not the token: its length and hash, equal on every rank of a group.
     System.out.println("auth=" + (token == null ? "none" : token.length() + "/" + Integer.toHexString(token.hashCode())));
     System.out.println("prop=" + System.getProperty("ferry.test.prop"));
+    System.out.println("leakDetection=" + System.getProperty("io.netty.leakDetection.level"));
     System.out.println("args=" + List.of(args));
     System.err.println("stderr of rank " + System.getenv("RANK"));
   }
