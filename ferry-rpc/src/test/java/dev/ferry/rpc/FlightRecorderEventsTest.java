@@ -11,6 +11,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -23,6 +24,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(60)
 class FlightRecorderEventsTest {
+
+    /**
+     * A recording holds each thread's events in the order that thread's buffer was flushed, not in
+     * the order they happened: the callee ran the two requests on different threads.
+     */
+    private static final Comparator<RecordedEvent> BY_START = Comparator.comparing(RecordedEvent::getStartTime);
     @Test
     void callsAndRequestsAreRecordedWithTheirOutcome(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("calls.jfr");
@@ -44,10 +51,10 @@ class FlightRecorderEventsTest {
         }
         List<RecordedEvent> events = RecordingFile.readAllEvents(file);
         List<RecordedEvent> calls = events.stream().filter(e -> e.getEventType().getName().equals("dev.ferry.rpc.Call"))
-                .filter(e -> !e.getBoolean("system")).toList();
+                .filter(e -> !e.getBoolean("system")).sorted(BY_START).toList();
         List<RecordedEvent> requests = events.stream()
                 .filter(e -> e.getEventType().getName().equals("dev.ferry.rpc.Request"))
-                .filter(e -> e.getString("function").startsWith("Ops::")).toList();
+                .filter(e -> e.getString("function").startsWith("Ops::")).sorted(BY_START).toList();
 
         assertThat(calls).hasSize(2).allSatisfy(call -> {
             assertThat(call.getString("caller")).isEqualTo("worker0");
