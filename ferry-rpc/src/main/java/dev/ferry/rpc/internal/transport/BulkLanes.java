@@ -12,7 +12,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.util.AttributeKey;
@@ -85,7 +84,7 @@ final class BulkLanes {
         this.channels = channels;
         this.receivePool = receivePool;
         this.readingPaused = readingPaused;
-        this.loops = new MultiThreadIoEventLoopGroup(settings.bulkConnections() - 1, threads, ioHandler);
+        this.loops = new IdleEventLoopGroup(settings.bulkConnections() - 1, threads, ioHandler);
     }
 
     /**

@@ -16,7 +16,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.Epoll;
@@ -258,7 +257,7 @@ public final class NettyTransport implements Transport {
             ioThreadsStarted.add(thread);
             return thread;
         };
-        this.group = new MultiThreadIoEventLoopGroup(settings.ioThreads(), ioThreads, ioHandler);
+        this.group = new IdleEventLoopGroup(settings.ioThreads(), ioThreads, ioHandler);
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
