@@ -15,6 +15,7 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /** What an event loop of each group waits for when it has nothing to do. */
@@ -22,48 +23,48 @@ class IdleEventLoopGroupTest {
 
     private static final long BOUND_SECONDS = 10;
 
-    @Test
-    void anIdleLoopBlocksWithoutADeadline() throws Exception {
-        DeadlineRecorder recorder = new DeadlineRecorder();
-        IoEventLoopGroup group = new IdleEventLoopGroup(1, new DefaultThreadFactory("idle-test"), recorder);
-        try {
-            assertThat(deadlineWhenIdle(group, recorder)).as("no deadline: the loop blocks until woken").isEqualTo(-1L);
-        } finally {
+    private final DeadlineRecorder recorder = new DeadlineRecorder();
+    private IoEventLoopGroup group;
+
+    @AfterEach
+    void shutDown() throws InterruptedException {
+        if (group != null) {
             group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(BOUND_SECONDS, TimeUnit.SECONDS);
         }
     }
 
     @Test
+    void anIdleLoopBlocksWithoutADeadline() throws Exception {
+        group = new IdleEventLoopGroup(1, new DefaultThreadFactory("idle-test"), recorder);
+
+        assertThat(deadlineWhenIdle()).as("no deadline: the loop blocks until woken").isEqualTo(-1L);
+    }
+
+    @Test
     void aLoopWithATaskScheduledWakesAtItsDeadline() throws Exception {
-        DeadlineRecorder recorder = new DeadlineRecorder();
-        IoEventLoopGroup group = new IdleEventLoopGroup(1, new DefaultThreadFactory("idle-test"), recorder);
-        try {
-            long scheduledAt = group.next().ticker().nanoTime(); // the loop's time base
-            group.next().schedule(() -> { }, 1, TimeUnit.HOURS);
-            long deadline = deadlineWhenIdle(group, recorder);
-            assertThat(deadline - scheduledAt).isBetween(TimeUnit.MINUTES.toNanos(59), TimeUnit.MINUTES.toNanos(61));
-        } finally {
-            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(BOUND_SECONDS, TimeUnit.SECONDS);
-        }
+        group = new IdleEventLoopGroup(1, new DefaultThreadFactory("idle-test"), recorder);
+        long scheduledAt = group.next().ticker().nanoTime(); // the loop's time base
+        group.next().schedule(() -> { }, 1, TimeUnit.HOURS);
+
+        long deadline = deadlineWhenIdle();
+
+        assertThat(deadline - scheduledAt).isBetween(TimeUnit.MINUTES.toNanos(59), TimeUnit.MINUTES.toNanos(61));
     }
 
     /** Netty's own loops wake at least once a second: the reason for the subclass (see its javadoc). */
     @Test
     void nettysOwnIdleLoopWakesWithinASecond() throws Exception {
-        DeadlineRecorder recorder = new DeadlineRecorder();
-        IoEventLoopGroup group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("netty-test"), recorder);
-        try {
-            long before = group.next().ticker().nanoTime();
-            long deadline = deadlineWhenIdle(group, recorder);
-            assertThat(deadline).isNotEqualTo(-1L);
-            assertThat(deadline - before).isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_100));
-        } finally {
-            group.shutdownGracefully(0, 0, TimeUnit.SECONDS).await(BOUND_SECONDS, TimeUnit.SECONDS);
-        }
+        group = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("netty-test"), recorder);
+        long before = group.next().ticker().nanoTime();
+
+        long deadline = deadlineWhenIdle();
+
+        assertThat(deadline).isNotEqualTo(-1L);
+        assertThat(deadline - before).isLessThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(1_100));
     }
 
     /** Runs a task on the loop, then returns the deadline of the first wait the loop may block in after it. */
-    private static long deadlineWhenIdle(IoEventLoopGroup group, DeadlineRecorder recorder) throws Exception {
+    private long deadlineWhenIdle() throws Exception {
         group.next().submit(recorder.deadlines::clear).get(BOUND_SECONDS, TimeUnit.SECONDS);
         Long deadline = recorder.deadlines.poll(BOUND_SECONDS, TimeUnit.SECONDS);
         assertThat(deadline).as("the loop went back to waiting").isNotNull();
