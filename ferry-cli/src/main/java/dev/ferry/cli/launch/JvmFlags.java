@@ -16,7 +16,7 @@ import java.util.Properties;
  * {@code ferry.worker.jvm.flags}, the one place where these flags are defined; the {@code ferry}
  * script, Surefire and the launcher all read the first from there, so never hard-code a flag
  * elsewhere. The second holds production choices that the tests must not inherit (Netty's leak
- * detector off). The one exception depends on the machine, which a build-time property cannot
+ * detector off, G1 without concurrent refinement threads). The one exception depends on the machine, which a build-time property cannot
  * know: on fewer than {@value #FEW_PROCESSORS} processors the launcher's workers also get {@link
  * #forProcessors}. A worker's own {@code --jvm-arg}s come after all of these and win.
  *
@@ -24,7 +24,8 @@ import java.util.Properties;
  * List&lt;String&gt; flags = JvmFlags.defaults();
  * // [--enable-native-access=ALL-UNNAMED, --add-opens=java.base/java.lang.invoke=ALL-UNNAMED,
  * //  -Dio.netty.jfr.enabled=false, -XX:CompileCommand=quiet, ...,
- * //  -Dio.netty.leakDetection.level=disabled, -XX:CICompilerCount=3 (2 CPUs)]
+ * //  -Dio.netty.leakDetection.level=disabled, -XX:G1ConcRefinementThreads=0,
+ * //  -XX:CICompilerCount=3 (2 CPUs)]
  * </pre>
  *
  * <p>This class is thread-safe.

@@ -15,9 +15,12 @@ import java.util.concurrent.ThreadFactory;
  * SCHEDULE_PURGE_INTERVAL}), so each idle loop of each worker wakes once a second: on the 2-vCPU VM
  * each such wake-up cost 1-4.5 ms of CPU (the wake of a halted vCPU, the loop's code run cold, the
  * compilations it queued), 5-12 ms of an idle worker's 2 s in W1's idle probe. Nothing is lost
- * without it: a cancelled scheduled task is removed at once on the loop, or through a task that
- * wakes the loop when cancelled elsewhere, and a loop with a task scheduled still wakes at its
- * deadline.
+ * without it: a loop with a task scheduled still wakes at the earliest deadline, and a task
+ * cancelled on another thread (whose removal Netty queues without waking the loop) keeps its
+ * deadline until it is removed, so the loop wakes for it at the latest then, as before.
+ *
+ * <p>Only the epoll handler reads this deadline; the NIO handler (off Linux) waits by {@code
+ * delayNanos}, which keeps Netty's one-second bound.
  *
  * <p>Thread-safe, as its superclass.
  */
