@@ -34,6 +34,7 @@ final class AuthHandshake extends ChannelDuplexHandler {
     private final PeerAuthentication auth;
     private final boolean accepted;
     private final Runnable onRejected;
+    private final Runnable onAuthenticated;
     private final byte[] ownNonce = PeerAuthentication.newNonce();
     private byte[] otherNonce;
     private Stage stage = Stage.NOT_STARTED;
@@ -46,9 +47,16 @@ final class AuthHandshake extends ChannelDuplexHandler {
      * {@code onRejected} runs (on the event loop) if the connection fails authentication.
      */
     AuthHandshake(PeerAuthentication auth, boolean accepted, Runnable onRejected) {
+        this(auth, accepted, onRejected, () -> {
+        });
+    }
+
+    /** As above; {@code onAuthenticated} runs (on the event loop) once the peer proved itself and what was held went on. */
+    AuthHandshake(PeerAuthentication auth, boolean accepted, Runnable onRejected, Runnable onAuthenticated) {
         this.auth = auth;
         this.accepted = accepted;
         this.onRejected = onRejected;
+        this.onAuthenticated = onAuthenticated;
     }
 
     @Override
@@ -138,6 +146,7 @@ final class AuthHandshake extends ChannelDuplexHandler {
         log.debug("{}: peer authenticated", ctx.channel());
         held.removeAndWriteAll();
         ctx.flush();
+        onAuthenticated.run();
         ByteBuf rest = received;
         received = null;
         if (rest.isReadable()) {

@@ -32,6 +32,7 @@ final class NettyConnection implements Connection {
     private final Channel channel;
     private final String kind;
     private final OutboundQueue outbound;
+    private final DirectWriter direct;
     private final SharedMemoryLink link;
     /** Its bulk connections, or null without them. */
     private final BulkGroup bulk;
@@ -56,11 +57,12 @@ final class NettyConnection implements Connection {
     /**
      * @param link        its shared-memory channel (Unix sockets), or null
      * @param bulk        its bulk connections, or null
+     * @param direct      lets senders write small frames to the socket themselves, or null
      * @param receivePool also lends the reused buffers large frames it sends are encoded into
      * @param listener    told of every message read on it
      */
-    NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk, NettyTransport.Settings settings,
-                    LargeBufferPool receivePool, TransportListener listener) {
+    NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk, DirectWriter direct,
+                    NettyTransport.Settings settings, LargeBufferPool receivePool, TransportListener listener) {
         this.channel = channel;
         this.kind = kind;
         this.link = link;
@@ -68,7 +70,8 @@ final class NettyConnection implements Connection {
         this.settings = settings;
         this.receivePool = receivePool;
         this.listener = listener;
-        this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk);
+        this.direct = direct;
+        this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk, direct);
         if (bulk != null) {
             bulk.setMainQueue(outbound);
         }
@@ -76,6 +79,11 @@ final class NettyConnection implements Connection {
 
     Channel channel() {
         return channel;
+    }
+
+    /** Lets senders write small frames themselves, or null (tests). */
+    DirectWriter directWriter() {
+        return direct;
     }
 
     OutboundQueue outbound() {

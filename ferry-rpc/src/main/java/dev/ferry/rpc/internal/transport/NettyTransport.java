@@ -205,6 +205,8 @@ public final class NettyTransport implements Transport {
     private final Class<? extends Channel> channelType;
     private final LargeBufferPool receivePool;
     private final java.util.concurrent.atomic.LongAdder authRejections = new java.util.concurrent.atomic.LongAdder();
+    /** Frames senders wrote to their sockets themselves ({@link DirectWriter}), all connections. */
+    private final java.util.concurrent.atomic.LongAdder directWrites = new java.util.concurrent.atomic.LongAdder();
     private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
@@ -450,6 +452,8 @@ public final class NettyTransport implements Transport {
     public java.util.Map<String, String> debugInfo() {
         SharedMemory shm = sharedMemory;
         java.util.Map<String, String> info = new java.util.TreeMap<>(shm == null ? java.util.Map.of() : shm.debugInfo());
+        info.put("transport.direct_writes", DirectWriter.ENABLED
+                ? Long.toString(directWrites.sum()) : "off (FERRY_DIRECT_WRITES=0, or no JDK 22+ native access)");
         if (settings.authentication() != null) {
             info.put("transport.auth", "hmac-sha256");
             info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
@@ -540,7 +544,13 @@ public final class NettyTransport implements Transport {
             // unread) must not close the channel before it read what the peer sent first: with
             // auto-close off Netty shuts the output down, and the channel closes at the end of input.
             channel.config().setAutoClose(false);
-            NettyConnection connection = new NettyConnection(channel, kind, link, bulk, settings, receivePool, listener);
+            // Senders write their own small frames on plain native sockets (not under TLS, not with
+            // bulk connections), once the channel is active (and authenticated, with authentication).
+            boolean tls = settings.tls() != null && "tcp".equals(kind);
+            DirectWriter direct = !tls && bulk == null
+                    ? DirectWriter.open(channel, directWrites, settings.authentication() != null) : null;
+            NettyConnection connection = new NettyConnection(channel, kind, link, bulk, direct, settings, receivePool,
+                    listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
             connections.add(connection);
@@ -548,13 +558,16 @@ public final class NettyTransport implements Transport {
             FrameAssembler assembler = new FrameAssembler(settings.maxFrameBytes(), receivePool, link);
             // First TLS, then the token's handshake behind it (encrypted), then the rest. An accepted
             // channel is active already: each handler must be in place before the next starts writing.
-            boolean tls = settings.tls() != null && "tcp".equals(kind);
             if (tls) {
                 settings.tls().install(channel, accepted);
             }
+            if (direct != null) {
+                channel.pipeline().addFirst("direct", direct.guard());
+            }
             if (settings.authentication() != null) {
                 channel.pipeline().addBefore(channel.pipeline().context(this).name(), "auth",
-                        new AuthHandshake(settings.authentication(), accepted, authRejections::increment));
+                        new AuthHandshake(settings.authentication(), accepted, authRejections::increment,
+                                direct != null ? direct::authenticated : () -> { }));
             }
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());

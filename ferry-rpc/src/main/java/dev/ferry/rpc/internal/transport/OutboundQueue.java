@@ -50,6 +50,9 @@ import java.util.function.Consumer;
  * itself and hands the others to the lanes' queues, which send them in spread chunks. An ordered
  * message then also waits until the lanes have written every part handed to them.
  *
+ * <p>Sent by a thread other than the event loop, a small frame with nothing queued ahead of it is
+ * written by that thread itself ({@link DirectWriter}) and never enters the queue.
+ *
  * <p>Thread contract: {@link #enqueue}, {@link #awaitRoom} and {@link #closeWhenDrained} from any
  * thread; the rest runs on the channel's event loop only.
  */
@@ -88,15 +91,18 @@ final class OutboundQueue {
 
     /** Spreads large messages over bulk connections; null for none (and on the lanes themselves). */
     private final BulkGroup bulk;
+    /** Lets senders write small frames themselves when nothing waits here; null for never. */
+    private final DirectWriter direct;
 
     OutboundQueue(Channel channel, long limitBytes) {
-        this(channel, limitBytes, null);
+        this(channel, limitBytes, null, null);
     }
 
-    OutboundQueue(Channel channel, long limitBytes, BulkGroup bulk) {
+    OutboundQueue(Channel channel, long limitBytes, BulkGroup bulk, DirectWriter direct) {
         this.channel = channel;
         this.budget = new SendBudget(limitBytes);
         this.bulk = bulk;
+        this.direct = direct;
     }
 
     /** Bytes accepted and not yet handed to the channel. */
@@ -114,13 +120,17 @@ final class OutboundQueue {
 
     /** Queues a whole encoded frame (length prefix included); takes ownership of {@code frame}. */
     void enqueue(ByteBuf frame, boolean ordered, Consumer<Throwable> onFailure) {
+        boolean inLoop = channel.eventLoop().inEventLoop();
+        if (!inLoop && direct != null && direct.tryWrite(frame, budget, onFailure)) {
+            return;
+        }
         Pending message = new Pending(frame, ordered, onFailure);
         if (bulk != null && !ordered && message.size >= BulkGroup.SPREAD_MIN_BYTES) {
             message.spreadable = true;
             bulk.wanted();
         }
         budget.add(message.remaining());
-        if (channel.eventLoop().inEventLoop()) {
+        if (inLoop) {
             add(message);
             return;
         }
@@ -141,6 +151,9 @@ final class OutboundQueue {
      * ended, closes at once behind the last write.
      */
     void closeWhenDrained() {
+        if (direct != null) {
+            direct.stop();
+        }
         try {
             channel.eventLoop().execute(() -> {
                 closeRequested = true;

@@ -33,6 +33,15 @@ final class NettyTransports implements AutoCloseable {
         return transport.connect(address).get(10, TimeUnit.SECONDS);
     }
 
+    /** Frames written by their senders over every transport started here (debug info). */
+    long directWrites() {
+        long sum = 0;
+        for (Transport transport : started) {
+            sum += Long.parseLong(((NettyTransport) transport).debugInfo().get("transport.direct_writes"));
+        }
+        return sum;
+    }
+
     private ThreadFactory threads() {
         return task -> {
             Thread thread = new Thread(task, threadName);
