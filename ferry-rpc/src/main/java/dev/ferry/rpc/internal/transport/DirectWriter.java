@@ -130,6 +130,13 @@ final class DirectWriter {
         return guard;
     }
 
+    /** Loads this class and links what it calls (see {@link DuplicateDescriptors#warmUp}). */
+    static void warmUp() {
+        if (ENABLED) {
+            DuplicateDescriptors.warmUp();
+        }
+    }
+
     /** The peer proved itself and what the handshake held went on (event loop). */
     void authenticated() {
         authenticated = true;
@@ -150,7 +157,8 @@ final class DirectWriter {
     /**
      * Writes {@code frame} (a whole frame, length prefix included) on the calling thread if the
      * socket is free, nothing is queued ahead of it, and it is small; takes ownership of it then.
-     * Returns false, with {@code frame} untouched, when the caller must queue it instead.
+     * Returns false, with {@code frame} untouched, when the caller must queue it instead. For a
+     * message alone in its exchange ({@link CallBalance}): others are better written in batches.
      *
      * @param queued    the connection's queue (bytes accepted and not yet handed to Netty)
      * @param onFailure told if the frame, partly written, cannot be finished (the channel closed)

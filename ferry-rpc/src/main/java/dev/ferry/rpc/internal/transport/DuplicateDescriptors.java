@@ -37,6 +37,11 @@ final class DuplicateDescriptors {
         return FCNTL != null;
     }
 
+    /** Runs the call once on no descriptor (it fails with EBADF), so that its first real use is cheap. */
+    static void warmUp() {
+        duplicate(-1);
+    }
+
     /** A new descriptor for the same open socket as {@code fd}, or -1 when that cannot be had. */
     static int duplicate(int fd) {
         if (FCNTL == null) {

@@ -33,6 +33,8 @@ final class NettyConnection implements Connection {
     private final String kind;
     private final OutboundQueue outbound;
     private final DirectWriter direct;
+    /** Calls in flight each way: tells a message alone in its exchange. */
+    private final CallBalance calls = new CallBalance();
     private final SharedMemoryLink link;
     /** Its bulk connections, or null without them. */
     private final BulkGroup bulk;
@@ -126,6 +128,7 @@ final class NettyConnection implements Connection {
 
     /** A message read on this connection (event loop). */
     void deliver(InboundMessage message) {
+        calls.received(message.kind());
         if (closing) {
             return; // read only to reach the peer's end-of-file (see close)
         }
@@ -249,6 +252,11 @@ final class NettyConnection implements Connection {
 
     @Override
     public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+        send(message, calls.sending(message.kind()), onFailure);
+    }
+
+    /** Sends {@code message}; {@code alone} in its exchange, its sender may write it itself (tests force it). */
+    void send(OutboundMessage message, boolean alone, Consumer<Throwable> onFailure) {
         if (closing) {
             onFailure.accept(new ClosedChannelException());
             return;
@@ -257,7 +265,7 @@ final class NettyConnection implements Connection {
             outbound.awaitRoom(settings.sendQueueTimeout());
         }
         ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
-        outbound.enqueue(frame, !message.headers().isEmpty(), onFailure);
+        outbound.enqueue(frame, !message.headers().isEmpty(), alone, onFailure);
     }
 
     @Override

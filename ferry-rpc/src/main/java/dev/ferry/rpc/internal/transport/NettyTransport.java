@@ -249,6 +249,9 @@ public final class NettyTransport implements Transport {
         this.epoll = Epoll.isAvailable();
         if (epoll) {
             initializeWritePathClasses();
+            // Links the duplicate-descriptor call now: its first use, at the first connection,
+            // would otherwise spend a few ms of a CPU at the end of init (seen in W1's idle probe).
+            DirectWriter.warmUp();
         }
         IoHandlerFactory ioHandler = !epoll ? NioIoHandler.newFactory()
                 : settings.spinNanos() > 0 && AdaptiveSpin.MULTI_CPU

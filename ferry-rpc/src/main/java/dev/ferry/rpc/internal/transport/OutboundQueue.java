@@ -50,8 +50,9 @@ import java.util.function.Consumer;
  * itself and hands the others to the lanes' queues, which send them in spread chunks. An ordered
  * message then also waits until the lanes have written every part handed to them.
  *
- * <p>Sent by a thread other than the event loop, a small frame with nothing queued ahead of it is
- * written by that thread itself ({@link DirectWriter}) and never enters the queue.
+ * <p>Sent by a thread other than the event loop, a small frame alone in its exchange ({@link
+ * CallBalance}) with nothing queued ahead of it is written by that thread itself ({@link
+ * DirectWriter}) and never enters the queue.
  *
  * <p>Thread contract: {@link #enqueue}, {@link #awaitRoom} and {@link #closeWhenDrained} from any
  * thread; the rest runs on the channel's event loop only.
@@ -120,8 +121,17 @@ final class OutboundQueue {
 
     /** Queues a whole encoded frame (length prefix included); takes ownership of {@code frame}. */
     void enqueue(ByteBuf frame, boolean ordered, Consumer<Throwable> onFailure) {
+        enqueue(frame, ordered, false, onFailure);
+    }
+
+    /**
+     * As {@link #enqueue(ByteBuf, boolean, Consumer)}; a frame {@code alone} in its exchange
+     * ({@link CallBalance}), sent by a thread other than the event loop, may be written by that
+     * thread at once.
+     */
+    void enqueue(ByteBuf frame, boolean ordered, boolean alone, Consumer<Throwable> onFailure) {
         boolean inLoop = channel.eventLoop().inEventLoop();
-        if (!inLoop && direct != null && direct.tryWrite(frame, budget, onFailure)) {
+        if (alone && !inLoop && direct != null && direct.tryWrite(frame, budget, onFailure)) {
             return;
         }
         Pending message = new Pending(frame, ordered, onFailure);

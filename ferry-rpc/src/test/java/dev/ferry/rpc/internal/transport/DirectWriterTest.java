@@ -66,9 +66,9 @@ class DirectWriterTest {
                             long id = sender * 1_000_000L + i;
                             // Every fourth frame of sender 0 is sent by the event loop, in the same order.
                             if (sender == 0 && i % 4 == 0) {
-                                toServer.channel().eventLoop().execute(() -> toServer.send(message(id, body(id)), e -> { }));
+                                toServer.channel().eventLoop().execute(() -> toServer.send(message(id, body(id)), true, e -> { }));
                             } else {
-                                toServer.send(message(id, body(id)), e -> { });
+                                toServer.send(message(id, body(id)), true, e -> { });
                             }
                         }
                     });
@@ -88,10 +88,10 @@ class DirectWriterTest {
                     }
                 }
                 assertThat(loopOrder).isSorted().hasSize(each / 4);
-                // One at a time, nothing is ever queued ahead: each sender writes its own frame.
+                // One at a time, nothing is ever queued ahead: the sender writes each frame itself.
                 long before = transports.directWrites();
                 for (long id = 9_000_000; id < 9_000_020; id++) {
-                    toServer.send(message(id, body(id)), e -> { });
+                    toServer.send(message(id, body(id)), true, e -> { });
                     assertThat(server.message().id()).isEqualTo(id);
                 }
                 assertThat(transports.directWrites() - before).as("frames written by their senders").isEqualTo(20);
@@ -118,12 +118,12 @@ class DirectWriterTest {
                 accepted.pauseReading(true);
                 long first = id;
                 while (writer.partialWrites() == 0 && toServer.outbound().queuedBytes() == 0 && id - first < 2_000) {
-                    toServer.send(message(id, body(id, 150_001)), e -> { });
+                    toServer.send(message(id, body(id, 150_001)), true, e -> { });
                     id++;
                 }
                 // What the loop still writes now, and everything after, goes behind the partial frame.
                 for (int i = 0; i < 5; i++, id++) {
-                    toServer.send(message(id, body(id, 150_001)), e -> { });
+                    toServer.send(message(id, body(id, 150_001)), true, e -> { });
                 }
                 accepted.pauseReading(false);
                 for (long expected = first; expected < id; expected++) {
@@ -157,14 +157,17 @@ class DirectWriterTest {
                         started.countDown();
                         for (int i = 0; i < 100_000 && toServer.isActive(); i++) {
                             long id = sender * 1_000_000L + i;
-                            toServer.send(message(id, body(id, 3_000)), e -> { });
+                            toServer.send(message(id, body(id, 3_000)), true, e -> { });
                         }
                     });
                 }
                 started.await(10, TimeUnit.SECONDS);
-                // Wait until frames flow, then close under the senders.
+                // Wait until frames flow and senders write some themselves, then close under them.
                 InboundMessage first = server.message();
                 assertThat(TestMessages.bytesOf(first.inBand())).isEqualTo(body(first.id(), 3_000));
+                while (transports.directWrites() == 0) {
+                    assertThat(server.message()).isNotNull();
+                }
                 toServer.abort(new IOException("closed under its senders by the test"));
                 clientEvents.closedCause();
                 pool.shutdown();
@@ -196,7 +199,7 @@ class DirectWriterTest {
             NettyConnection toServer = connect(transports, settings, server, new RecordingListener());
             assertThat(toServer.directWriter()).as("the socket carries ciphertext").isNull();
             for (long id = 0; id < 10; id++) {
-                toServer.send(message(id, body(id)), e -> { });
+                toServer.send(message(id, body(id)), true, e -> { });
                 assertThat(server.message().id()).isEqualTo(id);
             }
             assertThat(transports.directWrites()).isZero();
