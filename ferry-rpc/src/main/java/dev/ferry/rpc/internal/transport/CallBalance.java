@@ -1,48 +1,61 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The calls in flight on one connection, each way, to tell a message that is alone in its exchange
- * from one of many: a call sent while none of ours waits for its answer, or an answer to the only
- * call of the peer's this side has to answer. Such a message is worth writing at once by its own
- * thread ({@link DirectWriter}): nothing else is coming to share a system call with. When several are
- * in flight (a window of async calls, many callers, a backlog of requests) messages follow each
- * other closely and the event loop writes them in batches, one system call for many: writing each
- * on its sender's thread there halved W2's calls per second at windows of 8 and more.
+ * The calls in flight on one connection, to tell a message that is alone in a lockstep exchange
+ * from one of many: a call sent while none of ours waits for its answer (sent flagged
+ * {@link FrameCodec#FLAG_LONE}), or the answer to such a call when it is the only call of the
+ * peer's this side has to answer. Such a message is worth writing at once by its own thread
+ * ({@link DirectWriter}): its peer waits for it and nothing else is coming to share a system call
+ * with. Anything else (a window of async calls, many callers, a backlog of requests) is left to
+ * the event loop, which writes messages that follow each other closely in batches, one system call
+ * for many; writing each on its sender's thread there cost W2 a third of its calls per second at
+ * windows of 8 and 256 (over loopback TCP a write runs the receiver's side of the stack too).
  *
  * <pre>
- *   send CALL          ─▶ ours++      alone if none of ours was waiting
- *   send REPLY / ERROR ─▶ theirs--    alone if it answers the only call of theirs
- *   read CALL          ─▶ theirs++
+ *   send CALL          ─▶ ours++     alone (and flagged LONE) if none of ours was waiting
+ *   read CALL          ─▶ theirs++   remembered if flagged LONE
+ *   send REPLY / ERROR ─▶ theirs--   alone if it answers that LONE call and no other call of theirs waits
  *   read REPLY / ERROR ─▶ ours--
  * </pre>
- * Every CALL is answered by one REPLY or ERROR on the connection it came on, so the counts stay
- * true while the connection lives. They only choose a path, never decide correctness.
+ * Every CALL is answered by one REPLY or ERROR, with its id, on the connection it came on, so the
+ * counts stay true while the connection lives. They only choose a path, never decide correctness.
  *
  * <p>Thread-safe.
  */
 final class CallBalance {
+    private static final long NONE = Long.MIN_VALUE;
     /** This side's calls sent and not answered yet. */
     private final AtomicLong ours = new AtomicLong();
     /** The peer's calls read and not answered yet. */
     private final AtomicLong theirs = new AtomicLong();
+    /** The id of the latest call read, if it was flagged LONE; else {@link #NONE}. */
+    private volatile long loneCall = NONE;
 
-    /** A message of {@code kind} is being sent: whether it is alone in its exchange. */
-    boolean sending(MessageKind kind) {
+    /**
+     * A message of {@code kind} with {@code id} is being sent: whether it is alone in its exchange
+     * (for a CALL: also whether to flag it {@link FrameCodec#FLAG_LONE}).
+     */
+    boolean sending(MessageKind kind, long id) {
         return switch (kind) {
             case CALL -> ours.getAndIncrement() == 0;
-            case REPLY, ERROR -> theirs.getAndDecrement() == 1;
+            case REPLY, ERROR -> theirs.getAndDecrement() == 1 && loneCall == id;
             case HELLO -> false;
         };
     }
 
-    /** A message of {@code kind} was read. */
-    void received(MessageKind kind) {
-        switch (kind) {
-            case CALL -> theirs.incrementAndGet();
+    /** A message was read. */
+    void received(InboundMessage message) {
+        switch (message.kind()) {
+            case CALL -> {
+                loneCall = message.lone() ? message.id() : NONE;
+                theirs.incrementAndGet();
+            }
             case REPLY, ERROR -> ours.decrementAndGet();
             case HELLO -> {
             }

@@ -179,6 +179,8 @@ final class DirectWriter {
                 release();
                 return false;
             }
+            // Counted before the write: once written, the peer may answer before this line would run.
+            this.written.increment();
             if (frame.hasMemoryAddress()) {
                 written = descriptor.writeAddress(frame.memoryAddress(), frame.readerIndex(), frame.writerIndex());
             } else {
@@ -187,14 +189,15 @@ final class DirectWriter {
             }
         } catch (IOException | RuntimeException e) {
             // Nothing of this frame went: the queue sends it, and reports the connection's failure.
+            this.written.decrement();
             release();
             return false;
         }
         if (written == 0) {
+            this.written.decrement();
             release(); // the socket is full: the queue waits for room
             return false;
         }
-        this.written.increment();
         if (written == size) {
             release();
             frame.release();

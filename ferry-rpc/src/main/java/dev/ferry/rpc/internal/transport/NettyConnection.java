@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -128,7 +129,7 @@ final class NettyConnection implements Connection {
 
     /** A message read on this connection (event loop). */
     void deliver(InboundMessage message) {
-        calls.received(message.kind());
+        calls.received(message);
         if (closing) {
             return; // read only to reach the peer's end-of-file (see close)
         }
@@ -252,7 +253,7 @@ final class NettyConnection implements Connection {
 
     @Override
     public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
-        send(message, calls.sending(message.kind()), onFailure);
+        send(message, calls.sending(message.kind(), message.id()), onFailure);
     }
 
     /** Sends {@code message}; {@code alone} in its exchange, its sender may write it itself (tests force it). */
@@ -265,6 +266,9 @@ final class NettyConnection implements Connection {
             outbound.awaitRoom(settings.sendQueueTimeout());
         }
         ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
+        if (alone && message.kind() == MessageKind.CALL) {
+            FrameCodec.setFlags(frame, FrameCodec.FLAG_LONE);
+        }
         outbound.enqueue(frame, !message.headers().isEmpty(), alone, onFailure);
     }
 

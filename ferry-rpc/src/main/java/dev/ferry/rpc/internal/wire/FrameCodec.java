@@ -27,6 +27,8 @@ import java.util.function.IntFunction;
  * | int32  |  u8 (1) |  u8  |  u16  | int64  |    int32 H    | H bytes| int32 B  | B     | int32 K, then K x|
  * |        |         |      |       |        |               |        |          | bytes | (int32 n, n bytes)|
  * +--------+---------+------+-------+--------+---------------+--------+----------+-------+------------------+
+ * flags:  bit 0 LONE (a CALL whose sender has no other call in flight on the connection: a hint,
+ *         {@link #FLAG_LONE}); the other bits are 0 and ignored
  * header: u16 count, then per entry: u8 name length, UTF-8 name, int32 value length, value bytes
  * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
  * </pre>
@@ -43,6 +45,13 @@ import java.util.function.IntFunction;
  */
 public final class FrameCodec {
     public static final int VERSION = 1;
+    /**
+     * Flag of a CALL sent while its sender had no other call in flight on the connection: the caller
+     * waits for this answer alone, so the callee may write it at once rather than batch it.
+     */
+    public static final int FLAG_LONE = 1;
+    /** Where the flags are in an encoded frame: after the length, the version and the kind. */
+    private static final int FLAGS_OFFSET = 4 + 1 + 1;
     /** Bytes before the header: version, kind, flags, id, header length. */
     private static final int FIXED = 1 + 1 + 2 + 8 + 4;
     private static final byte[] EMPTY_HEADERS = {0, 0};
@@ -301,6 +310,11 @@ public final class FrameCodec {
         }
     }
 
+    /** Sets {@code flags} in an encoded frame (its reader index at the length). */
+    public static void setFlags(ByteBuf frame, int flags) {
+        frame.setShort(frame.readerIndex() + FLAGS_OFFSET, flags);
+    }
+
     /**
      * Decodes one frame (without its length prefix). Throws {@link RpcException} with
      * PROTOCOL_ERROR for anything malformed; the caller then closes the connection.
@@ -350,7 +364,7 @@ public final class FrameCodec {
             if (kind == null) {
                 throw protocol("unknown message kind " + kindCode);
             }
-            frame.readUnsignedShort();
+            int flags = frame.readUnsignedShort();
             long id = frame.readLong();
             CallHeaders headers = decodeHeaders(frame, readLength(frame, "header"));
             ByteBuffer body = take(frame, readLength(frame, "body"), owned);
@@ -366,7 +380,7 @@ public final class FrameCodec {
             if (frame.isReadable()) {
                 throw protocol(frame.readableBytes() + " unexpected trailing bytes in a frame");
             }
-            return new InboundMessage(kind, id, headers, body, buffers);
+            return new InboundMessage(kind, id, headers, body, buffers, flags);
         } catch (IndexOutOfBoundsException e) {
             throw protocol("truncated frame: " + e.getMessage());
         }

@@ -10,7 +10,17 @@ import java.util.List;
  * (copied out of the transport's buffers), so it may be decoded on any thread, at any time.
  */
 public record InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand,
-                             List<ByteBuffer> outOfBand) {
+                             List<ByteBuffer> outOfBand, int flags) {
+    /** Without flags. */
+    public InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand, List<ByteBuffer> outOfBand) {
+        this(kind, id, headers, inBand, outOfBand, 0);
+    }
+
+    /** Whether the sender flagged this message {@link FrameCodec#FLAG_LONE}. */
+    public boolean lone() {
+        return (flags & FrameCodec.FLAG_LONE) != 0;
+    }
+
     /** Bytes of payload, for metrics and logs. */
     public long payloadBytes() {
         long total = inBand.remaining();

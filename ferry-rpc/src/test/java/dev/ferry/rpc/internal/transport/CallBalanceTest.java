@@ -1,6 +1,13 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
+import dev.ferry.rpc.spi.CallHeaders;
 import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.List;
 
 import static dev.ferry.rpc.internal.wire.MessageKind.CALL;
 import static dev.ferry.rpc.internal.wire.MessageKind.ERROR;
@@ -9,47 +16,63 @@ import static dev.ferry.rpc.internal.wire.MessageKind.REPLY;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class CallBalanceTest {
+    private static InboundMessage read(MessageKind kind, long id, boolean lone) {
+        return new InboundMessage(kind, id, CallHeaders.empty(), ByteBuffer.allocate(0), List.of(),
+                lone ? FrameCodec.FLAG_LONE : 0);
+    }
+
     @Test
     void callsOneAtATimeAreAloneEachWay() {
         CallBalance caller = new CallBalance();
         CallBalance callee = new CallBalance();
-        for (int i = 0; i < 3; i++) {
-            assertThat(caller.sending(CALL)).as("a call with none of ours waiting").isTrue();
-            callee.received(CALL);
-            assertThat(callee.sending(i == 2 ? ERROR : REPLY)).as("the answer to the peer's only call").isTrue();
-            caller.received(i == 2 ? ERROR : REPLY);
+        for (long id = 1; id <= 3; id++) {
+            boolean lone = caller.sending(CALL, id);
+            assertThat(lone).as("a call with none of ours waiting").isTrue();
+            callee.received(read(CALL, id, lone));
+            MessageKind answer = id == 3 ? ERROR : REPLY;
+            assertThat(callee.sending(answer, id)).as("the answer to the peer's only, lone call").isTrue();
+            caller.received(read(answer, id, false));
         }
     }
 
     @Test
-    void aWindowOfCallsAndABacklogOfAnswersAreNot() {
+    void aWindowOfCallsAndTheirAnswersAreNot() {
         CallBalance caller = new CallBalance();
         CallBalance callee = new CallBalance();
-        assertThat(caller.sending(CALL)).isTrue();
+        assertThat(caller.sending(CALL, 0)).isTrue();
         for (int i = 1; i < 8; i++) {
-            assertThat(caller.sending(CALL)).as("call %d of a window", i).isFalse();
+            assertThat(caller.sending(CALL, i)).as("call %d of a window", i).isFalse();
+        }
+        callee.received(read(CALL, 0, true));
+        for (int i = 1; i < 8; i++) {
+            callee.received(read(CALL, i, false));
         }
         for (int i = 0; i < 8; i++) {
-            callee.received(CALL);
+            assertThat(callee.sending(REPLY, i)).as("answer %d", i).isFalse();
         }
         for (int i = 0; i < 7; i++) {
-            assertThat(callee.sending(REPLY)).as("answer %d with more to answer", i).isFalse();
+            caller.received(read(REPLY, i, false));
         }
-        assertThat(callee.sending(REPLY)).as("the last answer").isTrue();
-        for (int i = 0; i < 7; i++) {
-            caller.received(REPLY);
-        }
-        assertThat(caller.sending(CALL)).as("one of ours still waits").isFalse();
-        caller.received(REPLY);
-        caller.received(REPLY);
-        assertThat(caller.sending(CALL)).as("all answered").isTrue();
+        assertThat(caller.sending(CALL, 8)).as("one of ours still waits").isFalse();
+        caller.received(read(REPLY, 7, false));
+        caller.received(read(REPLY, 8, false));
+        assertThat(caller.sending(CALL, 9)).as("all answered").isTrue();
+    }
+
+    @Test
+    void theOnlyCallOfThePeersIsAnsweredAtOnceOnlyIfItCameLone() {
+        CallBalance callee = new CallBalance();
+        callee.received(read(CALL, 5, false));
+        assertThat(callee.sending(REPLY, 5)).as("the peer had other calls in flight").isFalse();
+        callee.received(read(CALL, 6, true));
+        assertThat(callee.sending(REPLY, 6)).isTrue();
     }
 
     @Test
     void helloIsNeverAlone() {
         CallBalance balance = new CallBalance();
-        balance.received(HELLO);
-        assertThat(balance.sending(HELLO)).isFalse();
-        assertThat(balance.sending(CALL)).isTrue();
+        balance.received(read(HELLO, 0, false));
+        assertThat(balance.sending(HELLO, 0)).isFalse();
+        assertThat(balance.sending(CALL, 1)).isTrue();
     }
 }

@@ -43,6 +43,27 @@ class FrameCodecTest {
     }
 
     @Test
+    void theLoneFlagTravelsAndIsOffByDefault() {
+        OutboundMessage out = new OutboundMessage(MessageKind.CALL, 3, CallHeaders.empty(),
+                new EncodedPayload(new byte[] {1}, List.of()));
+        ByteBuf plain = FrameCodec.encode(out, ByteBufAllocator.DEFAULT, 1 << 20);
+        ByteBuf flagged = FrameCodec.encode(out, ByteBufAllocator.DEFAULT, 1 << 20);
+        try {
+            FrameCodec.setFlags(flagged, FrameCodec.FLAG_LONE);
+            plain.skipBytes(4);
+            flagged.skipBytes(4);
+            assertThat(FrameCodec.decode(plain).lone()).isFalse();
+            InboundMessage in = FrameCodec.decode(flagged);
+            assertThat(in.lone()).isTrue();
+            assertThat(in.id()).isEqualTo(3);
+            assertThat(in.kind()).isEqualTo(MessageKind.CALL);
+        } finally {
+            plain.release();
+            flagged.release();
+        }
+    }
+
+    @Test
     void largeByteBuffersAreReferredToNotCopied() {
         ByteBuffer direct = ByteBuffer.allocateDirect(FrameCodec.REFERENCE_BYTES).order(java.nio.ByteOrder.LITTLE_ENDIAN);
         direct.put(5, (byte) 9);
