@@ -253,19 +253,34 @@ final class NettyConnection implements Connection {
 
     @Override
     public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
-        send(message, calls.sending(message.kind(), message.id()), onFailure);
+        ByteBuf frame = encode(message, onFailure);
+        if (frame != null) {
+            // Counted once encoded: a message refused here (too large) never goes, nor is answered.
+            enqueue(message, frame, calls.sending(message.kind(), message.id()), onFailure);
+        }
     }
 
     /** Sends {@code message}; {@code alone} in its exchange, its sender may write it itself (tests force it). */
     void send(OutboundMessage message, boolean alone, Consumer<Throwable> onFailure) {
+        ByteBuf frame = encode(message, onFailure);
+        if (frame != null) {
+            enqueue(message, frame, alone, onFailure);
+        }
+    }
+
+    /** The frame of {@code message}, or null when the connection is closing (reported to {@code onFailure}). */
+    private ByteBuf encode(OutboundMessage message, Consumer<Throwable> onFailure) {
         if (closing) {
             onFailure.accept(new ClosedChannelException());
-            return;
+            return null;
         }
         if (!NonBlockingThreads.currentIsNonBlocking() && !channel.eventLoop().inEventLoop()) {
             outbound.awaitRoom(settings.sendQueueTimeout());
         }
-        ByteBuf frame = FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
+        return FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
+    }
+
+    private void enqueue(OutboundMessage message, ByteBuf frame, boolean alone, Consumer<Throwable> onFailure) {
         if (alone && message.kind() == MessageKind.CALL) {
             FrameCodec.setFlags(frame, FrameCodec.FLAG_LONE);
         }

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.testing.TestCertificates;
 import io.netty.channel.epoll.Epoll;
@@ -23,6 +24,7 @@ import java.util.stream.Stream;
 import static dev.ferry.rpc.internal.transport.TestMessages.message;
 import static dev.ferry.rpc.internal.transport.TestMessages.randomBytes;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -186,6 +188,22 @@ class DirectWriterTest {
         if (descriptorsBefore >= 0) {
             assertThat(openDescriptors()).as("open descriptors after the transports closed")
                     .isLessThanOrEqualTo(descriptorsBefore + 2);
+        }
+    }
+
+    @Test
+    void aCallRefusedAsTooLargeDoesNotCountAsInFlight() throws Exception {
+        assumeDirectWrites();
+        try (NettyTransports transports = new NettyTransports("direct-test")) {
+            RecordingListener server = new RecordingListener();
+            NettyConnection toServer = connect(transports, settings("tcp"), server, new RecordingListener());
+            assertThatThrownBy(() -> toServer.send(message(1, new byte[(int) MAX_FRAME + 1]), e -> { }))
+                    .isInstanceOf(RpcException.class);
+            long before = transports.directWrites();
+            toServer.send(message(2, body(2)), e -> { });
+            assertThat(server.message().id()).isEqualTo(2);
+            assertThat(transports.directWrites() - before).as("the next call is still alone: its caller wrote it")
+                    .isEqualTo(1);
         }
     }
 
