@@ -90,9 +90,12 @@ class DirectWriterTest {
                     }
                 }
                 assertThat(loopOrder).isSorted().hasSize(each / 4);
-                // One at a time, nothing is ever queued ahead: the sender writes each frame itself.
+                // One at a time, nothing queued ahead: the sender writes each frame itself. (The loop
+                // takes a frame off Netty's buffer after its write returns, which the server may
+                // have read by then: wait until the connection is quiet before each.)
                 long before = transports.directWrites();
                 for (long id = 9_000_000; id < 9_000_020; id++) {
+                    awaitQuiet(toServer);
                     toServer.send(message(id, body(id)), true, e -> { });
                     assertThat(server.message().id()).isEqualTo(id);
                 }
@@ -199,6 +202,7 @@ class DirectWriterTest {
             NettyConnection toServer = connect(transports, settings("tcp"), server, new RecordingListener());
             assertThatThrownBy(() -> toServer.send(message(1, new byte[(int) MAX_FRAME + 1]), e -> { }))
                     .isInstanceOf(RpcException.class);
+            awaitQuiet(toServer);
             long before = transports.directWrites();
             toServer.send(message(2, body(2)), e -> { });
             assertThat(server.message().id()).isEqualTo(2);
@@ -221,6 +225,16 @@ class DirectWriterTest {
                 assertThat(server.message().id()).isEqualTo(id);
             }
             assertThat(transports.directWrites()).isZero();
+        }
+    }
+
+    /** Waits (bounded) until nothing is queued on {@code connection} and Netty's buffer is empty. */
+    private static void awaitQuiet(NettyConnection connection) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (connection.outbound().queuedBytes() != 0
+                || connection.channel().unsafe().outboundBuffer().totalPendingWriteBytes() != 0) {
+            assertThat(System.nanoTime()).as("the connection goes quiet within 10 s").isLessThan(deadline);
+            Thread.yield();
         }
     }
 
