@@ -67,7 +67,10 @@ import java.util.concurrent.TimeUnit;
  * <h2>Writing and reading</h2>
  * Each connection writes through an {@link OutboundQueue}: large frames in chunks, interleaved
  * with other messages, never more than the write-buffer water marks in the channel, and senders
- * on ordinary threads wait (bounded) while too much is queued. Reading goes through a
+ * on ordinary threads wait (bounded) while too much is queued. A small message alone in its
+ * exchange ({@link CallBalance}: a call with none other in flight, the answer to the peer's only
+ * call) is written by its sender's thread itself when nothing is queued ahead ({@link DirectWriter};
+ * plain native sockets only), which saves a hand-off to the event loop each way. Reading goes through a
  * {@link UnitReader} and a {@link FrameAssembler}: large frames are assembled in memory from a
  * {@link LargeBufferPool} shared by the transport's connections (reused, so the kernel does not
  * fault in fresh pages for every message), and their chunk data is read by the socket straight into
@@ -93,9 +96,10 @@ import java.util.concurrent.TimeUnit;
  * the sender's memory. Such a connection's {@link Connection#kind()} is {@code uds+shm}.
  *
  * <pre>
- *   pipeline:  [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
+ *   pipeline:  [direct: guard] ─▶ [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
  *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
+ *                                    └─ alone, nothing queued ─▶ DirectWriter: the sender's write(2)
  * </pre>
  */
 public final class NettyTransport implements Transport {
