@@ -108,7 +108,8 @@ final class DirectWriter {
     }
 
     /**
-     * A writer for {@code channel} (its guard still to be installed, then {@link #enable}d), or null
+     * A writer for {@code channel} (its {@linkplain #guard() guard} still to be installed; senders
+     * may write once the channel is active and, with authentication, {@link #authenticated}), or null
      * where senders cannot write themselves: not a native socket, or no duplicate descriptor.
      *
      * @param written        counts the frames senders write
@@ -171,18 +172,17 @@ final class DirectWriter {
             return false;
         }
         int size = frame.readableBytes();
+        // The queue first: the loop moves bytes from it to Netty's buffer, counted there before
+        // they leave the queue, so reading in this order never misses bytes in transit.
+        ChannelOutboundBuffer buffered = channel.unsafe().outboundBuffer();
+        if (queued.bytes() != 0 || buffered == null || buffered.totalPendingWriteBytes() != 0 || !channel.isActive()) {
+            release();
+            return false;
+        }
+        // Counted before the write: once written, the peer may answer before this line would run.
+        this.written.increment();
         int written;
         try {
-            // The queue first: the loop moves bytes from it to Netty's buffer, counted there before
-            // they leave the queue, so reading in this order never misses bytes in transit.
-            ChannelOutboundBuffer buffered = channel.unsafe().outboundBuffer();
-            if (queued.bytes() != 0 || buffered == null || buffered.totalPendingWriteBytes() != 0
-                    || !channel.isActive()) {
-                release();
-                return false;
-            }
-            // Counted before the write: once written, the peer may answer before this line would run.
-            this.written.increment();
             if (frame.hasMemoryAddress()) {
                 written = descriptor.writeAddress(frame.memoryAddress(), frame.readerIndex(), frame.writerIndex());
             } else {
