@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.testing.Eventually;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.testing.Eventually;
 import dev.ferry.rpc.testing.TestCertificates;
 import io.netty.channel.epoll.Epoll;
 import org.junit.jupiter.api.Test;
@@ -230,12 +231,8 @@ class DirectWriterTest {
 
     /** Waits (bounded) until nothing is queued on {@code connection} and Netty's buffer is empty. */
     private static void awaitQuiet(NettyConnection connection) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (connection.outbound().queuedBytes() != 0
-                || connection.channel().unsafe().outboundBuffer().totalPendingWriteBytes() != 0) {
-            assertThat(System.nanoTime()).as("the connection goes quiet within 10 s").isLessThan(deadline);
-            Thread.yield();
-        }
+        Eventually.until("the connection goes quiet", () -> connection.outbound().queuedBytes() == 0
+                && connection.channel().unsafe().outboundBuffer().totalPendingWriteBytes() == 0);
     }
 
     /** A server transport reporting to {@code server}, and a client's connection to it. */

@@ -1,4 +1,4 @@
-package dev.ferry.rpc.store;
+package dev.ferry.rpc.testing;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -6,13 +6,14 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /** Waits, with a bound, for a condition that another thread makes true (e.g. a server noticing a disconnect). */
-final class Eventually {
+public final class Eventually {
     private static final Duration BOUND = Duration.ofSeconds(10);
 
     private Eventually() {
     }
 
-    static void until(String what, BooleanSupplier condition) {
+    /** Returns once {@code condition} holds; fails the test if it does not within the bound. */
+    public static void until(String what, BooleanSupplier condition) {
         long deadline = System.nanoTime() + BOUND.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
