@@ -75,6 +75,37 @@ class AgentMBeanTest {
     }
 
     @Test
+    void callAndHandlerTimesAreReportedAsPercentiles() throws Exception {
+        RpcAgent callee;
+        Map<String, String> caller;
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            callee = cluster.agent(1);
+            assertThat(w0.getDebugInfo()).containsEntry("agent.call_time_us_p50", "0.0")
+                    .containsEntry("agent.call_time_us_max", "0.0");
+            for (int i = 0; i < 20; i++) {
+                assertThat(w0.rpcSync("worker1", Ops::add, i, 1)).isEqualTo(i + 1);
+            }
+            // One call in 21 takes at least 300 ms: above the 90th percentile, at the 99th and the max.
+            assertThat(w0.rpcSync("worker1", Ops::sleepMillis, 300L)).isEqualTo(300L);
+            caller = w0.getDebugInfo();
+        }
+        assertThat(micros(caller, "agent.call_time_us_p50")).isPositive()
+                .isLessThanOrEqualTo(micros(caller, "agent.call_time_us_p90")).isLessThan(300_000);
+        assertThat(micros(caller, "agent.call_time_us_p99")).isGreaterThanOrEqualTo(300_000)
+                .isLessThanOrEqualTo(micros(caller, "agent.call_time_us_max"));
+        Map<String, String> handled = callee.getDebugInfo();
+        assertThat(micros(handled, "agent.request_time_us_p90")).isLessThan(300_000);
+        assertThat(micros(handled, "agent.request_time_us_max")).isGreaterThanOrEqualTo(300_000)
+                .isLessThanOrEqualTo(micros(caller, "agent.call_time_us_max"));
+    }
+
+    private static double micros(Map<String, String> info, String key) {
+        assertThat(info).containsKey(key);
+        return Double.parseDouble(info.get(key));
+    }
+
+    @Test
     void twoAgentsOfOneNameInOneJvmGetTheirOwnMBeans() throws Exception {
         ObjectName all = new ObjectName("dev.ferry.rpc:type=RpcAgent,name=\"worker0\",*");
         try (LocalCluster first = LocalCluster.start(1); LocalCluster second = LocalCluster.start(1)) {

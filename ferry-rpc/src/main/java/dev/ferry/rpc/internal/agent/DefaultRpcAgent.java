@@ -318,6 +318,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     @SuppressWarnings("unchecked")
     private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
                                   CallHeaders base) {
+        long start = System.nanoTime();
         WorkerDirectory workers = runningDirectory();
         WorkerInfo callee = workers.member(to);
         long id = nextCallId.getAndIncrement();
@@ -331,7 +332,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
-        PendingCall call = new PendingCall(id, info, future, system, function, event, counters);
+        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start);
         if (!system) {
             counters.sent(payload.totalBytes());
         }

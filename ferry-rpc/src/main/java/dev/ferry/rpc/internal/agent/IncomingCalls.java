@@ -194,6 +194,7 @@ final class IncomingCalls {
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created) {
+        long start = System.nanoTime();
         CallInfo info = null;
         boolean replyLater = false;
         boolean handlerReturned = false;
@@ -218,7 +219,7 @@ final class IncomingCalls {
                 CallInfo asyncInfo = info;
                 pending.addDoneCallback(done -> {
                     if (counted) {
-                        counters.handled(!done.failed());
+                        counters.handled(!done.failed(), System.nanoTime() - start);
                     }
                     try {
                         if (done.failed()) {
@@ -237,14 +238,14 @@ final class IncomingCalls {
             } else {
                 if (counted) {
                     // Counted before the answer leaves, so a caller that has it finds it counted.
-                    counters.handled(true);
+                    counters.handled(true, System.nanoTime() - start);
                     handlerReturned = true;
                 }
                 replyOrStore(connection, info, created, result, message.headers(), !counted);
             }
         } catch (Throwable failure) {
             if (counted && !replyLater && !handlerReturned) {
-                counters.handled(false);
+                counters.handled(false, System.nanoTime() - start);
             }
             outcome = CallEvents.outcome(failure);
             storeError(created, failure);

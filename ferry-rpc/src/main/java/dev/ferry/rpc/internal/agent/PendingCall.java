@@ -29,9 +29,12 @@ final class PendingCall {
     private final RpcCallEvent event;
     /** The agent's totals; null for Ferry's own calls, which are not counted. */
     private final CallCounters counters;
+    /** When the call was made ({@link System#nanoTime()}), for how long it took. */
+    private final long startNanos;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
-                RpcCallEvent event, CallCounters counters) {
+                RpcCallEvent event, CallCounters counters, long startNanos) {
+        this.startNanos = startNanos;
         this.function = function;
         this.id = id;
         this.info = info;
@@ -56,7 +59,7 @@ final class PendingCall {
     private void end(Throwable failure) {
         CallEvents.finish(event, failure);
         if (counters != null) {
-            counters.answered(failure);
+            counters.answered(failure, System.nanoTime() - startNanos);
         }
     }
 }
