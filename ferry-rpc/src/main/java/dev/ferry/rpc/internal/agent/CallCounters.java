@@ -57,8 +57,9 @@ final class CallCounters {
     }
 
     /**
-     * A received request's handler ended, {@code nanos} after the request started: returned ({@code ok}; an asynchronous one's future completed),
-     * or threw (failed), counted before the answer leaves.
+     * A received request's handler ended, {@code nanos} after the request started: returned
+     * ({@code ok}; an asynchronous one's future completed), or threw (failed), counted before the
+     * answer leaves.
      */
     void handled(boolean ok, long nanos) {
         handlerTimes.record(nanos);
