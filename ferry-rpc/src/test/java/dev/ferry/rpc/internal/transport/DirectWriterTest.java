@@ -91,6 +91,10 @@ class DirectWriterTest {
                     }
                 }
                 assertThat(loopOrder).isSorted().hasSize(each / 4);
+                // A sender whose last frame has arrived may still hold the socket (it releases it
+                // after its write returned): wait until every sender is done.
+                pool.shutdown();
+                assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).as("senders done within 10 s").isTrue();
                 // One at a time, nothing queued ahead: the sender writes each frame itself. (The loop
                 // takes a frame off Netty's buffer after its write returns, which the server may
                 // have read by then: wait until the connection is quiet before each.)
