@@ -3,6 +3,7 @@ package dev.ferry.bench.workload;
 import dev.ferry.bench.harness.Stats;
 import dev.ferry.bench.harness.WorkerContext;
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcFunction1;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,15 +35,17 @@ public final class W1Worker {
     if (ctx.rank() == 0) {
       int warm = ctx.quick() ? 200 : WARMUP;
       int n = ctx.quick() ? 2_000 : CALLS;
+      RpcFunction1<Integer, Integer> noop = "1".equals(System.getenv("FERRY_W1_DIRECT"))
+          ? BenchFunctions::noopDirect : BenchFunctions::noop;
       for (int i = 0; i < warm; i++) {
-        agent.rpcSync("worker1", BenchFunctions::noop, 1);
+        agent.rpcSync("worker1", noop, 1);
       }
       long[] lat = new long[n];
       int r = 0;
       long t0 = System.nanoTime();
       for (int i = 0; i < n; i++) {
         long t = System.nanoTime();
-        r = agent.rpcSync("worker1", BenchFunctions::noop, 1);
+        r = agent.rpcSync("worker1", noop, 1);
         lat[i] = System.nanoTime() - t;
       }
       long loop = System.nanoTime() - t0;

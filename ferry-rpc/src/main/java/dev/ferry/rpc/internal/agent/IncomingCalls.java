@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcAgent;
@@ -25,6 +26,7 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.HeaderKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +52,12 @@ import java.util.function.Consumer;
  * <p>Every failure becomes an ERROR reply to the caller, and is logged here, on the callee, too.
  */
 final class IncomingCalls {
+    /**
+     * Header of a call whose caller found its function marked {@link DirectExecution}: a hint
+     * (the callee checks the mark itself) that spares unmarked calls the decoding on the transport
+     * thread that finding out takes.
+     */
+    static final HeaderKey<String> DIRECT = HeaderKey.ofString("ferry-direct");
     private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
 
     private final RpcAgent agent;
@@ -125,9 +133,91 @@ final class IncomingCalls {
             run(connection, caller, message, false, owner);
             return;
         }
-        Request request = new Request(connection, caller, message, counted, owner);
+        Decoded decoded = null;
+        if (message.lone() && counted && message.payloadBytes() <= DirectExecution.MAX_REQUEST_BYTES
+                && message.headers().contains(DIRECT)) {
+            // A call made alone (its caller waits for nothing else on this connection) to a
+            // function its caller found marked: if it is marked here too, the hand-off to a
+            // request thread would be most of what it costs.
+            decoded = decodeHere(message);
+            if (decoded.runsHere(resolver)) {
+                runHere(connection, caller, message, owner, decoded);
+                return;
+            }
+        }
+        Request request = new Request(connection, caller, message, counted, owner, decoded);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
+        }
+    }
+
+    /**
+     * The request decoded on this transport thread, or why that failed: the request thread then
+     * reports it (decoding once only, since decoding RRefs registers them).
+     */
+    private Decoded decodeHere(InboundMessage message) {
+        try {
+            return decode(message);
+        } catch (RuntimeException e) {
+            return new Decoded(null, null, e);
+        }
+    }
+
+    /** Decodes the request, noting the RRefs among its arguments that their owners have yet to confirm. */
+    private Decoded decode(InboundMessage message) {
+        RRefContext.startRecording();
+        CallRequest request;
+        CompletableFuture<Void> confirmations;
+        try {
+            request = codec.decode(message.inBand(), message.outOfBand(), message.headers(), CallRequest.class);
+        } finally {
+            confirmations = RRefContext.finishRecording();
+        }
+        return new Decoded(request, confirmations, null);
+    }
+
+    /** Runs a {@link DirectExecution} function on this transport thread, as the agent's. */
+    private void runHere(Connection connection, WorkerInfo caller, InboundMessage message, OwnerState created,
+                         Decoded decoded) {
+        RpcAgent previous = CurrentAgent.handling();
+        CurrentAgent.set(agent);
+        try {
+            run(connection, caller, message, true, created, decoded);
+        } finally {
+            if (previous != null) {
+                CurrentAgent.set(previous);
+            } else {
+                CurrentAgent.clear();
+            }
+        }
+    }
+
+    /**
+     * A request decoded, with the confirmations of RRefs among its arguments; or the failure to
+     * decode it ({@code request} and {@code confirmations} null).
+     */
+    private record Decoded(CallRequest request, CompletableFuture<Void> confirmations, RuntimeException failure) {
+        /** Whether it may run on the transport thread: a direct function, nothing to wait for. */
+        boolean runsHere(FunctionResolver resolver) {
+            if (failure != null || !confirmations.isDone()) {
+                return false;
+            }
+            try {
+                return resolver.resolve(request.function()).isDirect();
+            } catch (RuntimeException e) {
+                return false; // unknown or refused: the request thread reports it
+            }
+        }
+
+        /** The request, once its RRefs are confirmed (may wait: not on a transport thread). */
+        CallRequest awaitConfirmed() {
+            if (failure != null) {
+                throw failure;
+            }
+            if (!confirmations.isDone()) {
+                RpcFuture.fromCompletionStage(confirmations).await();
+            }
+            return request;
         }
     }
 
@@ -162,8 +252,12 @@ final class IncomingCalls {
         final InboundMessage message;
         final boolean counted;
         final OwnerState created;
+        /** Decoded already on the transport thread, or null. */
+        final Decoded decoded;
 
-        Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created) {
+        Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
+                Decoded decoded) {
+            this.decoded = decoded;
             this.connection = connection;
             this.caller = caller;
             this.message = message;
@@ -173,7 +267,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created);
+            IncomingCalls.this.run(connection, caller, message, counted, created, decoded);
         }
     }
 
@@ -190,10 +284,17 @@ final class IncomingCalls {
 
     /**
      * Runs a request on the current thread, which holds a request permit and has the agent as its
-     * {@link CurrentAgent} (a transport thread running a control message has neither: those never block).
+     * {@link CurrentAgent} (a transport thread running a control message has neither: those never
+     * block; one running a {@link DirectExecution} function has the agent, not a permit).
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created) {
+        run(connection, caller, message, counted, created, null);
+    }
+
+    /** As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code decoded} if already. */
+    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
+                     OwnerState created, Decoded decoded) {
         long start = System.nanoTime();
         CallInfo info = null;
         boolean replyLater = false;
@@ -201,7 +302,7 @@ final class IncomingCalls {
         RpcHandleEvent event = CallEvents.beginRequest();
         String outcome = "ok";
         try {
-            CallRequest request = decodeWithConfirmedRRefs(message);
+            CallRequest request = decoded != null ? decoded.awaitConfirmed() : decodeWithConfirmedRRefs(message);
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             FunctionInvoker invoker = resolver.resolve(request.function());
             Object[] args = request.args() == null ? new Object[0] : request.args();
@@ -265,18 +366,7 @@ final class IncomingCalls {
      * waited for, so the function never sees an unconfirmed reference (as in PyTorch).
      */
     private CallRequest decodeWithConfirmedRRefs(InboundMessage message) {
-        RRefContext.startRecording();
-        CallRequest request;
-        CompletableFuture<Void> confirmations;
-        try {
-            request = codec.decode(message.inBand(), message.outOfBand(), message.headers(), CallRequest.class);
-        } finally {
-            confirmations = RRefContext.finishRecording();
-        }
-        if (!confirmations.isDone()) {
-            RpcFuture.fromCompletionStage(confirmations).await();
-        }
-        return request;
+        return decode(message).awaitConfirmed();
     }
 
     /** For calls on an RRef's value: argument 0, the RRef, becomes the value it refers to. */

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.serial;
 
 import dev.ferry.rpc.AsyncExecution;
+import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.RpcException;
 
 import java.lang.invoke.MethodHandle;
@@ -86,7 +87,8 @@ public final class FunctionResolver {
                 handle = lookup.unreflect(method);
             }
             boolean async = target.isAnnotationPresent(AsyncExecution.class);
-            return new FunctionInvoker(ref.displayName(), handle, async);
+            boolean direct = target.isAnnotationPresent(DirectExecution.class);
+            return new FunctionInvoker(ref.displayName(), handle, async, direct);
         } catch (ClassNotFoundException | TypeNotPresentException e) {
             throw unknown(ref, "class " + e.getMessage() + " is not on this worker's class path"
                     + " (Ferry sends functions by reference; the callee must have the same classes)");
