@@ -52,7 +52,6 @@ import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -104,8 +103,6 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final AllGathers allGathers = new AllGathers(this);
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
-    /** Per method called: whether it is marked {@link dev.ferry.rpc.DirectExecution}. */
-    private final Map<FunctionRef.MethodKey, Boolean> directFunctions = new ConcurrentHashMap<>();
     private final RRefContext rrefs = new RRefContext(rrefHost);
     private final UserDeletes userDeletes;
     private final Object lifecycle = new Object();
@@ -327,7 +324,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         long id = nextCallId.getAndIncrement();
         CallInfo info = new CallInfo(self, callee, id, function.displayName());
         CallHeaders headers = system ? base.with(SystemCalls.MARKER, "1")
-                : isDirect(function) ? base.with(IncomingCalls.DIRECT, "1") : base;
+                : function.direct() ? base.with(IncomingCalls.DIRECT, "1") : base;
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
@@ -368,22 +365,6 @@ public final class DefaultRpcAgent implements RpcAgent {
             });
         }
         return (RpcFuture<R>) future;
-    }
-
-    /** Whether {@code function} is marked {@link dev.ferry.rpc.DirectExecution} (found once per method). */
-    private boolean isDirect(FunctionRef function) {
-        Boolean known = directFunctions.get(function.key());
-        if (known != null) {
-            return known;
-        }
-        boolean direct;
-        try {
-            direct = resolver.resolve(function).isDirect();
-        } catch (RpcException e) {
-            direct = false; // not runnable here (the policy, a missing class): no hint
-        }
-        directFunctions.putIfAbsent(function.key(), direct);
-        return direct;
     }
 
     private void sendOn(Connection connection, PendingCall call, OutboundMessage message) {
