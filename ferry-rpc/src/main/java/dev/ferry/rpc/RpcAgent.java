@@ -61,6 +61,16 @@ public interface RpcAgent extends AutoCloseable {
     <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
 
     /**
+     * As {@link #invoke}, waiting for the result ({@link RpcFuture#await()}): what
+     * {@link RpcTarget#rpcSync} calls. An agent may take a faster path for a call its caller waits
+     * for alone (Ferry's default agent: a synchronous-exchange lane, where the calling thread reads
+     * the answer itself); the result, failures and timeout are those of {@code invoke(…).await()}.
+     */
+    default <R> R invokeAndWait(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        return this.<R>invoke(to, function, args, timeout).await();
+    }
+
+    /**
      * The primitive behind {@code remote}: runs {@code function} on {@code to}, whose result stays
      * there, and returns a reference to it at once. Errors of the function, or of making the call,
      * are raised by the first use of the reference.

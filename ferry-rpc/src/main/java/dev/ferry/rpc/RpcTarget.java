@@ -45,7 +45,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <R> R rpcSync(RpcFunction0<R> function) {
-        return rpcAsync(function).await();
+        return agent.invokeAndWait(worker, function, new Object[] {}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */
@@ -55,7 +55,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <A, R> R rpcSync(RpcFunction1<A, R> function, A a) {
-        return rpcAsync(function, a).await();
+        return agent.invokeAndWait(worker, function, new Object[] {a}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */
@@ -65,7 +65,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <A, B, R> R rpcSync(RpcFunction2<A, B, R> function, A a, B b) {
-        return rpcAsync(function, a, b).await();
+        return agent.invokeAndWait(worker, function, new Object[] {a, b}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */
@@ -75,7 +75,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <A, B, C, R> R rpcSync(RpcFunction3<A, B, C, R> function, A a, B b, C c) {
-        return rpcAsync(function, a, b, c).await();
+        return agent.invokeAndWait(worker, function, new Object[] {a, b, c}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */
@@ -85,7 +85,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <A, B, C, D, R> R rpcSync(RpcFunction4<A, B, C, D, R> function, A a, B b, C c, D d) {
-        return rpcAsync(function, a, b, c, d).await();
+        return agent.invokeAndWait(worker, function, new Object[] {a, b, c, d}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */
@@ -95,7 +95,7 @@ public final class RpcTarget {
 
     /** Calls {@code function} on this target and waits for its result. */
     public <A, B, C, D, E, R> R rpcSync(RpcFunction5<A, B, C, D, E, R> function, A a, B b, C c, D d, E e) {
-        return rpcAsync(function, a, b, c, d, e).await();
+        return agent.invokeAndWait(worker, function, new Object[] {a, b, c, d, e}, timeout);
     }
 
     /** Calls {@code function} on this target; the future completes with its result. */

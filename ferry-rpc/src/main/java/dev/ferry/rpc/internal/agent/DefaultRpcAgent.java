@@ -26,6 +26,8 @@ import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
 import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.SyncLane;
+import dev.ferry.rpc.internal.transport.SyncLaneConnection;
 import dev.ferry.rpc.internal.transport.Transport;
 import dev.ferry.rpc.internal.transport.TransportFactory;
 import dev.ferry.rpc.internal.transport.TransportListener;
@@ -113,6 +115,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     private volatile WorkerDirectory directory;
     private volatile String address;
     private PeerConnections connections;
+    /** Calls waited for alone, over synchronous-exchange lanes; set at join. */
+    private volatile LaneCalls laneCalls;
+    private final Listener listener = new Listener();
     private IncomingCalls incoming;
 
     private DefaultRpcAgent(WorkerInfo self, RpcBackendOptions options, Store store, AutoCloseable storeOwner,
@@ -182,13 +187,14 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     private void join(int worldSize) {
-        address = transport.start(new Listener());
+        address = transport.start(listener);
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
                 throttle, counters, options.spinTime().toNanos(),
-                task -> timer.schedule(task, WATCHDOG_NANOS));
+                task -> timer.schedule(task, WATCHDOG_NANOS), peer -> connections.get(peer));
+        laneCalls = new LaneCalls(transport.syncLanes(), groupId, self.name(), options.maxMessageBytes());
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -287,6 +293,14 @@ public final class DefaultRpcAgent implements RpcAgent {
         return future;
     }
 
+    /** As {@link #invoke}; the call may go over a synchronous-exchange lane ({@link LaneCalls}). */
+    @Override
+    public <R> R invokeAndWait(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
+        RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false, CallHeaders.empty(), true);
+        WaitAllScope.register(future);
+        return future.await();
+    }
+
     @Override
     public <R> RRef<R> invokeRemote(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
         return rrefHost.remote(runningDirectory().member(to), FunctionRefs.of(function), args, timeout, false);
@@ -318,6 +332,13 @@ public final class DefaultRpcAgent implements RpcAgent {
     @SuppressWarnings("unchecked")
     private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
                                   CallHeaders base) {
+        return send(to, function, args, timeout, system, base, false);
+    }
+
+    /** {@code waits}: the calling thread waits for this call alone next, so it may read the answer itself. */
+    @SuppressWarnings("unchecked")
+    private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
+                                  CallHeaders base, boolean waits) {
         long start = System.nanoTime();
         WorkerDirectory workers = runningDirectory();
         WorkerInfo callee = workers.member(to);
@@ -352,6 +373,13 @@ public final class DefaultRpcAgent implements RpcAgent {
         CompletableFuture<Connection> connecting = connections.get(callee);
         Connection open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
         if (open != null) {
+            SyncLane lane = waits && !system ? laneCalls.acquire(workers.addressOf(callee.name()), message) : null;
+            if (lane != null) {
+                call.connection = open; // fails with it, like a call sent on it
+                laneCalls.exchange(lane, call, message, answer -> listener.onAnswer(open, answer),
+                        lost -> pending.fail(id, LaneCalls.lost(callee.name(), lost)));
+                return (RpcFuture<R>) future;
+            }
             // The usual case: the connection is up, send without a completion stage per call.
             sendOn(open, call, message);
         } else {
@@ -524,6 +552,20 @@ public final class DefaultRpcAgent implements RpcAgent {
                 case CALL -> onCall(connection, message);
                 case REPLY, ERROR -> onAnswer(connection, message);
             }
+        }
+
+        @Override
+        public boolean onLaneAccepted(SyncLaneConnection lane, byte[] preface) {
+            LaneCalls calls = laneCalls;
+            WorkerDirectory workers = directory;
+            String opener = calls == null ? null : calls.openerOf(preface);
+            if (workers == null || state != State.RUNNING || opener == null || !workers.containsName(opener)) {
+                log.debug("{}: refusing a lane from {} ({})", self.name(), lane.remoteAddress(),
+                        opener == null ? "not of this group" : workers == null ? "not joined yet" : opener);
+                return false;
+            }
+            lane.attach(workers.byName(opener));
+            return true;
         }
 
         private void onHello(Connection connection, InboundMessage message) {

@@ -20,6 +20,7 @@ import dev.ferry.rpc.internal.serial.FunctionResolver;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.SyncLaneConnection;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
@@ -39,6 +40,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * Runs the calls peers send to this worker. Each request runs on its own virtual thread, so a
@@ -77,10 +79,14 @@ final class IncomingCalls {
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
     private volatile boolean abandoning;
     private final CallCounters counters;
+    /** The connection to a peer, for answers a lane cannot carry. */
+    private final Function<WorkerInfo, CompletableFuture<Connection>> connectionTo;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle,
-                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule) {
+                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule,
+                  Function<WorkerInfo, CompletableFuture<Connection>> connectionTo) {
+        this.connectionTo = connectionTo;
         this.throttle = throttle;
         this.counters = counters;
         this.rrefs = rrefs;
@@ -131,6 +137,11 @@ final class IncomingCalls {
             // RRef control messages and fetches never block (a fetch replies when the value is
             // there): run them here and save a thread hand-off each.
             run(connection, caller, message, false, owner);
+            return;
+        }
+        if (connection.runsRequestsInline()) {
+            // A synchronous-exchange lane's own thread: it may block, and nothing else waits for it.
+            runInline(new Request(connection, caller, message, counted, owner, null));
             return;
         }
         Decoded decoded = null;
@@ -242,6 +253,23 @@ final class IncomingCalls {
             }
             log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), request.message.id(),
                     request.caller.name());
+        }
+    }
+
+    /** Runs {@code request} on this thread (one that may block), as a request thread runs it. */
+    private void runInline(Request request) {
+        RpcAgent previous = CurrentAgent.handling();
+        limiter.enter();
+        CurrentAgent.set(agent);
+        try {
+            request.run();
+        } finally {
+            if (previous != null) {
+                CurrentAgent.set(previous);
+            } else {
+                CurrentAgent.clear();
+            }
+            limiter.exit();
         }
     }
 
@@ -475,9 +503,14 @@ final class IncomingCalls {
                     info.caller().name(), replying ? "the connection is closed" : "the agent is shutting down");
             return;
         }
+        Consumer<Throwable> lost = failure -> log.warn("response to request #{} of {} was lost: {}",
+                info.callId(), info.caller().name(), failure.toString());
+        if (connection instanceof SyncLaneConnection lane && !SyncLaneConnection.carries(message)) {
+            divert(lane, info, message, lost);
+            return;
+        }
         try {
-            connection.send(message, failure -> log.warn("response to request #{} of {} was lost: {}",
-                    info.callId(), info.caller().name(), failure.toString()));
+            connection.send(message, lost);
         } catch (RuntimeException e) {
             if (message.kind() == MessageKind.REPLY) {
                 replyError(connection, info, e, system);
@@ -485,6 +518,26 @@ final class IncomingCalls {
                 log.error("cannot send the error of request #{} to {}", info.callId(), info.caller().name(), e);
             }
         }
+    }
+
+    /**
+     * Sends over the connection an answer the lane it was asked on cannot carry (headers, buffers,
+     * large), and tells the caller reading the lane to wait for it there.
+     */
+    private void divert(SyncLaneConnection lane, CallInfo info, OutboundMessage message, Consumer<Throwable> lost) {
+        CompletableFuture<Connection> main = connectionTo.apply(info.caller());
+        Connection connection = main.isDone() && !main.isCompletedExceptionally() ? main.getNow(null) : null;
+        if (connection == null) {
+            try {
+                connection = main.get(10, java.util.concurrent.TimeUnit.SECONDS); // a lane thread may wait
+            } catch (Exception e) {
+                lost.accept(e);
+                lane.close(); // the caller then fails the call: its lane broke
+                return;
+            }
+        }
+        send(connection, info, message, false);
+        lane.sendDiverted(info.callId(), lost);
     }
 
     private void finished() {

@@ -80,6 +80,10 @@ final class WorkerDirectory {
         return entry.address();
     }
 
+    boolean containsName(String name) {
+        return byName.containsKey(name);
+    }
+
     boolean contains(String name, int id) {
         Entry entry = byName.get(name);
         return entry != null && entry.info().id() == id;

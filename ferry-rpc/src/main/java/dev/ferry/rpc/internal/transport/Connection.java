@@ -32,6 +32,14 @@ public interface Connection {
     default void pauseReading(boolean paused) {
     }
 
+    /**
+     * Whether requests read from this connection run on the thread that read them, which may block
+     * (a {@link SyncLaneConnection}'s own thread), rather than being handed to a request thread.
+     */
+    default boolean runsRequestsInline() {
+        return false;
+    }
+
     /** What carries this connection, for debug info: {@code "tcp"}, {@code "uds"}, {@code "in-process"}. */
     default String kind() {
         return "in-process";

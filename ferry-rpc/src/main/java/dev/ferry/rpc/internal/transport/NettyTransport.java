@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.BulkUnits;
+import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -218,6 +219,8 @@ public final class NettyTransport implements Transport {
     private final SharedMemory.Settings sharedMemorySettings;
     /** Same-host large buffers (null: off, or not possible here); made with the Unix socket. */
     private volatile SharedMemory sharedMemory;
+    /** Synchronous-exchange lanes, or null (off, or TLS / authentication). */
+    private volatile SyncLanes syncLanes;
 
     public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
         this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
@@ -304,7 +307,44 @@ public final class NettyTransport implements Transport {
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
-        return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
+        String lanes = listenForLanes(socket != null);
+        return (socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId()) + lanes;
+    }
+
+    /**
+     * Starts {@link SyncLanes} (not with TLS or authentication: only connections prove who they
+     * are); returns what to add to this worker's address, empty without lanes.
+     */
+    private String listenForLanes(boolean unixSocket) {
+        if (!SyncLanes.ENABLED || settings.tls() != null || settings.authentication() != null) {
+            return "";
+        }
+        SyncLanes lanes = new SyncLanes(settings.bindHost(), unixSocket ? socketDir : null, settings.hostId(),
+                settings.maxFrameBytes(), settings.spinNanos(), new SyncLanes.Acceptor() {
+                    @Override
+                    public boolean accepted(SyncLaneConnection connection, byte[] preface) {
+                        return listener.onLaneAccepted(connection, preface);
+                    }
+
+                    @Override
+                    public void onMessage(SyncLaneConnection connection, InboundMessage message) {
+                        listener.onMessage(connection, message);
+                    }
+                });
+        try {
+            String suffix = lanes.listen();
+            syncLanes = lanes;
+            return suffix;
+        } catch (IOException | RuntimeException e) {
+            log.warn("cannot listen for synchronous-exchange lanes, calls will use connections only: {}", e.toString());
+            lanes.close();
+            return "";
+        }
+    }
+
+    @Override
+    public SyncLanes syncLanes() {
+        return syncLanes;
     }
 
     /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
@@ -410,6 +450,10 @@ public final class NettyTransport implements Transport {
 
     /** Graceful with no cause, else abortive with {@code cause}. */
     private void close(Throwable cause) {
+        SyncLanes lanes = syncLanes;
+        if (lanes != null) {
+            lanes.close();
+        }
         try {
             // Gracefully: write what is queued (replies sent just before shutdown) before closing.
             List<ChannelFuture> closing = new ArrayList<>();
@@ -459,6 +503,12 @@ public final class NettyTransport implements Transport {
     public java.util.Map<String, String> debugInfo() {
         SharedMemory shm = sharedMemory;
         java.util.Map<String, String> info = new java.util.TreeMap<>(shm == null ? java.util.Map.of() : shm.debugInfo());
+        SyncLanes lanes = syncLanes;
+        if (lanes != null) {
+            info.putAll(lanes.debugInfo());
+        } else {
+            info.put("transport.lanes", SyncLanes.ENABLED ? "off (TLS or authentication)" : "off (FERRY_SYNC_LANES=0)");
+        }
         info.put("transport.direct_writes", DirectWriter.ENABLED
                 ? Long.toString(directWrites.sum()) : "off (FERRY_DIRECT_WRITES=0, or no JDK 22+ native access)");
         if (settings.authentication() != null) {
@@ -501,7 +551,7 @@ public final class NettyTransport implements Transport {
     }
 
     /** Where a peer listens, as {@link #start} wrote it. */
-    record PeerAddress(String host, int port, String socket, String hostId) {
+    record PeerAddress(String host, int port, String socket, String hostId, int lanePort) {
         static PeerAddress parse(String address) {
             String[] parts = address.split(";");
             String tcp = parts[0];
@@ -517,14 +567,21 @@ public final class NettyTransport implements Transport {
             }
             String socket = null;
             String hostId = null;
+            int lanePort = -1;
             for (int i = 1; i < parts.length; i++) {
                 if (parts[i].startsWith("uds=")) {
                     socket = parts[i].substring(4);
                 } else if (parts[i].startsWith("hostid=")) {
                     hostId = parts[i].substring(7);
+                } else if (parts[i].startsWith("lane=")) {
+                    try {
+                        lanePort = Integer.parseInt(parts[i].substring(5));
+                    } catch (NumberFormatException e) {
+                        lanePort = -1; // a peer whose lanes cannot be reached still has its connection
+                    }
                 }
             }
-            return new PeerAddress(tcp.substring(0, colon), port, socket, hostId);
+            return new PeerAddress(tcp.substring(0, colon), port, socket, hostId, lanePort);
         }
     }
 

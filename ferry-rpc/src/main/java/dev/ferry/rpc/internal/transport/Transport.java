@@ -15,6 +15,14 @@ public interface Transport extends AutoCloseable {
     /** Opens a connection to {@code address}; the future fails if that is not possible. */
     CompletableFuture<Connection> connect(String address);
 
+    /**
+     * This transport's synchronous-exchange lanes ({@link SyncLanes}), or null when it has none
+     * (off, TLS, authentication, or a transport without sockets). Available once started.
+     */
+    default SyncLanes syncLanes() {
+        return null;
+    }
+
     /** A short description for debug info, e.g. {@code "netty-epoll"}. */
     String describe();
 

@@ -13,6 +13,15 @@ public interface TransportListener {
 
     void onMessage(Connection connection, InboundMessage message);
 
+    /**
+     * A synchronous-exchange lane was opened to this worker ({@link SyncLanes}) with
+     * {@code preface}: attach the peer and return true, or return false to refuse it. Messages read
+     * from it then come to {@link #onMessage} on the lane's own thread, which may block.
+     */
+    default boolean onLaneAccepted(SyncLaneConnection lane, byte[] preface) {
+        return false;
+    }
+
     /** The connection closed; {@code cause} is null for an orderly close. */
     void onClosed(Connection connection, Throwable cause);
 }

@@ -197,7 +197,7 @@ class NettyTransportFlowTest {
         // pending writes then fail. That must not close our side before it read what the peer sent.
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
-        int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+        int port = NettyTransport.PeerAddress.parse(address).port();
         for (int round = 0; round < 5; round++) {
             try (java.net.Socket raw = new java.net.Socket("127.0.0.1", port)) {
                 Connection accepted = server.accepted();

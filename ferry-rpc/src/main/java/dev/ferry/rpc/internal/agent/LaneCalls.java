@@ -1,0 +1,119 @@
+package dev.ferry.rpc.internal.agent;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
+import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.transport.SyncLane;
+import dev.ferry.rpc.internal.transport.SyncLanes;
+import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.OutboundMessage;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * The agent's use of {@link SyncLanes}: a call its caller waits for alone goes over a lane when
+ * one is idle, and the calling thread reads the answer itself; and the preface that names the
+ * opener, checked by the accepting agent. Only calls that need no order with the connection's
+ * other messages (no headers: no RRefs, no system calls, no interceptor context) and carry no
+ * out-of-band buffers take a lane, and never from a thread that must not block.
+ *
+ * <p>Thread-safe.
+ */
+final class LaneCalls {
+    /** How long a waiting caller blocks before it checks its call (failed meanwhile: shutdown, timeout). */
+    private static final long CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    private final SyncLanes lanes;
+    private final byte[] preface;
+    private final String groupId;
+    private final long maxFrameBytes;
+
+    /** With {@code lanes} null, {@link #acquire} always answers null. */
+    LaneCalls(SyncLanes lanes, String groupId, String selfName, long maxFrameBytes) {
+        this.lanes = lanes;
+        this.groupId = groupId;
+        this.preface = (groupId + "\n" + selfName).getBytes(StandardCharsets.UTF_8);
+        this.maxFrameBytes = maxFrameBytes;
+    }
+
+    /** The name of the worker that opened a lane with {@code preface}, or null if not of this group. */
+    String openerOf(byte[] preface) {
+        String text = new String(preface, StandardCharsets.UTF_8);
+        int newline = text.indexOf('\n');
+        return newline > 0 && text.substring(0, newline).equals(groupId) ? text.substring(newline + 1) : null;
+    }
+
+    /** An idle lane to the worker at {@code address} that may carry {@code message}, or null. */
+    SyncLane acquire(String address, OutboundMessage message) {
+        if (lanes == null || !message.headers().isEmpty() || !message.payload().outOfBand().isEmpty()
+                || message.payload().totalBytes() > SyncLanes.MAX_REQUEST_BYTES
+                || NonBlockingThreads.currentIsNonBlocking()) {
+            return null;
+        }
+        return lanes.acquire(address, preface);
+    }
+
+    /**
+     * Writes {@code call}'s request on {@code lane} and reads its answer on this thread, handing it
+     * to {@code onAnswer} (which completes the call); a diverted answer comes over the connection.
+     * Returns when the answer came, was diverted, or the call ended otherwise (timed out, failed by
+     * a shutdown: the lane, with an answer outstanding, is then closed). A broken lane fails the
+     * call through {@code onLost}. The lane is released in every case.
+     */
+    void exchange(SyncLane lane, PendingCall call, OutboundMessage message, Consumer<InboundMessage> onAnswer,
+                  Consumer<Throwable> onLost) {
+        boolean settled = false;
+        // Waiting on a lane is blocking on a nested call like any other: a request thread gives its
+        // permit back meanwhile, so nested calls cannot use the permits up (RequestLimiter).
+        ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
+        try {
+            ByteBuf frame = FrameCodec.encode(message, PooledByteBufAllocator.DEFAULT, maxFrameBytes);
+            lane.write(frame, call.deadline);
+            while (true) {
+                long deadline = call.deadline;
+                long until = System.nanoTime() + CHECK_NANOS;
+                if (deadline != 0 && deadline - until < 0) {
+                    until = deadline;
+                }
+                ByteBuf answerFrame = lane.read(until);
+                if (answerFrame != null) {
+                    InboundMessage answer = FrameCodec.decode(answerFrame);
+                    if (answer.id() != call.id) {
+                        throw new IOException("an answer to call #" + answer.id() + " on the lane of call #" + call.id);
+                    }
+                    settled = true;
+                    if ((answer.flags() & SyncLanes.FLAG_DIVERTED) == 0) {
+                        onAnswer.accept(answer);
+                    }
+                    return;
+                }
+                if (call.future.done() || (deadline != 0 && System.nanoTime() - deadline >= 0)) {
+                    return; // the timer fails (or failed) it; its answer may still come: not on this lane
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            onLost.accept(e);
+        } finally {
+            if (!settled) {
+                lane.close();
+            }
+            lanes.release(lane);
+            ManagedBlocking.afterBlocking(permit);
+        }
+    }
+
+    /** Lost lanes and protocol errors, as the caller sees them. */
+    static RpcException lost(String peer, Throwable cause) {
+        if (cause instanceof RpcException rpc && rpc.code() != RpcException.Code.INTERNAL) {
+            return rpc;
+        }
+        return new RpcException(RpcException.Code.UNAVAILABLE, "connection to worker " + peer + " was lost: " + cause,
+                cause);
+    }
+}

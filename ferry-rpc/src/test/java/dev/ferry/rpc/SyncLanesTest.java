@@ -1,0 +1,173 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Synchronous calls over synchronous-exchange lanes: the caller's thread reads the answer itself
+ * and the callee's lane thread runs the request; everything a call over the connection does still
+ * holds (nested calls, errors, timeouts, other calls meanwhile, answers the lane cannot carry).
+ */
+@Timeout(120)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class SyncLanesTest {
+    private static volatile CountDownLatch gate = new CountDownLatch(0);
+    private static volatile CountDownLatch entered = new CountDownLatch(0);
+    private LocalCluster cluster;
+
+    public static String threadName(int x) {
+        return Thread.currentThread().getName();
+    }
+
+    /** Calls back the caller synchronously, from the callee's lane thread, two levels deep. */
+    public static String pingPong(int depth) {
+        String here = Thread.currentThread().getName();
+        if (depth == 0) {
+            return here;
+        }
+        String other = Rpc.getWorkerInfo().name().equals("worker0") ? "worker1" : "worker0";
+        return here + "|" + Rpc.rpcSync(other, SyncLanesTest::pingPong, depth - 1);
+    }
+
+    public static int gated(int x) throws InterruptedException {
+        entered.countDown();
+        if (!gate.await(30, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the gate did not open");
+        }
+        return x;
+    }
+
+    public static byte[] bytes(int size) {
+        byte[] data = new byte[size];
+        Arrays.fill(data, (byte) 7);
+        return data;
+    }
+
+    public static int boom(String message) {
+        throw new IllegalArgumentException(message);
+    }
+
+    @BeforeAll
+    void start() {
+        cluster = LocalCluster.start(2);
+        awaitLane(cluster.agent(0), "worker1");
+        awaitLane(cluster.agent(1), "worker0");
+    }
+
+    @AfterAll
+    void stop() {
+        cluster.close();
+    }
+
+    /** Makes synchronous calls until one went over a lane (the first opens it in the background). */
+    private static void awaitLane(RpcAgent agent, String to) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!agent.rpcSync(to, SyncLanesTest::threadName, 0).startsWith("ferry-lane-")) {
+            assertThat(System.nanoTime() - deadline).as("a lane to " + to + " opened within 30 s").isNegative();
+        }
+    }
+
+    private static long exchanges(RpcAgent agent) {
+        return Long.parseLong(agent.getDebugInfo().get("transport.lanes.exchanges"));
+    }
+
+    @Test
+    void aSynchronousCallRunsOnTheCalleesLaneThreadAndIsCounted() {
+        RpcAgent w0 = cluster.agent(0);
+        long before = exchanges(w0);
+        for (int i = 0; i < 20; i++) {
+            assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, i)).startsWith("ferry-lane-");
+        }
+        assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 20);
+        assertThat(w0.getDebugInfo()).containsKey("transport.lanes.open");
+        // asynchronous calls keep the connection and its request threads
+        assertThat(w0.<Integer, String>rpcAsync("worker1", SyncLanesTest::threadName, 1).await())
+                .doesNotStartWith("ferry-lane-");
+    }
+
+    @Test
+    void aHandlerOnALaneMayWaitForNestedCallsToItsCaller() {
+        String path = cluster.agent(0).rpcSync("worker1", SyncLanesTest::pingPong, 3);
+        String[] threads = path.split("\\|");
+        // worker0 → worker1 and back over the two lanes; deeper, the lanes are held by the calls
+        // still waiting, so those go over the connections
+        assertThat(threads).hasSize(4);
+        assertThat(threads[0]).startsWith("ferry-lane-");
+        assertThat(threads[1]).startsWith("ferry-lane-");
+        assertThat(threads[2]).doesNotStartWith("ferry-lane-");
+    }
+
+    @Test
+    void otherCallsCompleteWhileALaneHandlerBlocks() throws Exception {
+        RpcAgent w0 = cluster.agent(0);
+        gate = new CountDownLatch(1);
+        entered = new CountDownLatch(1);
+        try {
+            CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(
+                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 5));
+            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            // the lane is held by the blocked call: these go over the connection
+            for (int i = 0; i < 5; i++) {
+                assertThat(w0.rpcSync("worker1", Ops::add, i, 1)).isEqualTo(i + 1);
+            }
+            gate.countDown();
+            assertThat(blocked.get(30, TimeUnit.SECONDS)).isEqualTo(5);
+        } finally {
+            gate.countDown();
+        }
+    }
+
+    @Test
+    void aRemoteErrorComesBackWithItsCause() {
+        RpcAgent w0 = cluster.agent(0);
+        long before = exchanges(w0);
+        assertThatThrownBy(() -> w0.rpcSync("worker1", SyncLanesTest::boom, "lane error"))
+                .isInstanceOf(RpcException.class)
+                .hasMessageContaining("lane error")
+                .hasMessageContaining("IllegalArgumentException");
+        assertThat(exchanges(w0)).isGreaterThan(before);
+    }
+
+    @Test
+    void answersTheLaneCannotCarryComeOverTheConnection() {
+        RpcAgent w0 = cluster.agent(0);
+        long before = exchanges(w0);
+        byte[] large = w0.rpcSync("worker1", SyncLanesTest::bytes, 3 << 20);
+        assertThat(large).hasSize(3 << 20).containsOnly((byte) 7);
+        byte[] small = w0.rpcSync("worker1", SyncLanesTest::bytes, 100);
+        assertThat(small).hasSize(100);
+        assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 2);
+        // and the lane still works after a diverted answer
+        assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, 0)).startsWith("ferry-lane-");
+    }
+
+    @Test
+    void aTimedOutCallClosesItsLaneAndLaterCallsStillWork() throws Exception {
+        RpcAgent w1 = cluster.agent(1);
+        gate = new CountDownLatch(1);
+        entered = new CountDownLatch(1);
+        try {
+            assertThatThrownBy(() -> w1.to("worker0").withTimeout(Duration.ofMillis(300))
+                    .rpcSync(SyncLanesTest::gated, 1))
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT));
+        } finally {
+            gate.countDown();
+        }
+        assertThat(w1.rpcSync("worker0", Ops::add, 2, 3)).isEqualTo(5);
+        awaitLane(w1, "worker0"); // reopened
+    }
+}
