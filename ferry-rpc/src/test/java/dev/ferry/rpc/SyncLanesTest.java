@@ -7,8 +7,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.InputStream;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -152,6 +155,31 @@ class SyncLanesTest {
         assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 2);
         // and the lane still works after a diverted answer
         assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, 0)).startsWith("ferry-lane-");
+    }
+
+    @Test
+    void withATokenLanesAuthenticateAndAStrangerIsDropped() throws Exception {
+        try (LocalCluster secured = LocalCluster.start(2, b -> b.authToken("a-secret-of-the-group-0123456789"))) {
+            RpcAgent w0 = secured.agent(0);
+            awaitLane(w0, "worker1");
+            Map<String, String> callee = secured.agent(1).getDebugInfo();
+            assertThat(callee).containsEntry("transport.auth.rejected", "0");
+            int port = Integer.parseInt(callee.get("transport.lanes.tcp_port"));
+            try (Socket stranger = new Socket("127.0.0.1", port)) {
+                stranger.setSoTimeout(10_000);
+                stranger.getOutputStream().write(new byte[64]); // not an authentication hello
+                InputStream in = stranger.getInputStream();
+                try {
+                    while (in.read() >= 0) {
+                        // the worker's own hello, then the end: it dropped the stranger
+                    }
+                } catch (java.net.SocketException reset) {
+                    // dropped with our bytes unread: the end as well
+                }
+            }
+            assertThat(secured.agent(1).getDebugInfo()).containsEntry("transport.auth.rejected", "1");
+            assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, 0)).startsWith("ferry-lane-");
+        }
     }
 
     @Test

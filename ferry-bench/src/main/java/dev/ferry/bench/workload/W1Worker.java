@@ -53,6 +53,9 @@ public final class W1Worker {
         throw new IllegalStateException("noop(1) returned " + r);
       }
       result.putAll(Stats.latencySummary(lat, loop));
+      // Calls that went over a synchronous-exchange lane (all but the first few, with lanes on).
+      String lanes = agent.getDebugInfo().get("transport.lanes.exchanges");
+      result.put("lane_exchanges", lanes == null ? 0 : Long.parseLong(lanes));
       // Not part of the workload's definition: the same probe once the JIT has settled (worker1
       // measures itself inside a call; worker0, waiting for that call, measures itself meanwhile).
       long cpu0 = ProcessCpuClock.nanos();

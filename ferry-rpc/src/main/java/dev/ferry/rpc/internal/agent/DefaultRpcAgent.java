@@ -559,9 +559,12 @@ public final class DefaultRpcAgent implements RpcAgent {
             LaneCalls calls = laneCalls;
             WorkerDirectory workers = directory;
             String opener = calls == null ? null : calls.openerOf(preface);
-            if (workers == null || state != State.RUNNING || opener == null || !workers.containsName(opener)) {
-                log.debug("{}: refusing a lane from {} ({})", self.name(), lane.remoteAddress(),
-                        opener == null ? "not of this group" : workers == null ? "not joined yet" : opener);
+            // A worker shutting down gracefully still answers calls (the group's shutdown waits
+            // for them): only a closed one refuses.
+            if (workers == null || state == State.CLOSED || opener == null || !workers.containsName(opener)) {
+                log.warn("{}: refusing a lane from {}: {}", self.name(), lane.remoteAddress(),
+                        opener == null ? "not of this group" : workers == null ? "not joined yet"
+                                : state == State.CLOSED ? "shut down" : opener + " is not a member");
                 return false;
             }
             lane.attach(workers.byName(opener));

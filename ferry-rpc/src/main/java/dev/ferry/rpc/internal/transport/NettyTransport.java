@@ -312,15 +312,17 @@ public final class NettyTransport implements Transport {
     }
 
     /**
-     * Starts {@link SyncLanes} (not with TLS or authentication: only connections prove who they
-     * are); returns what to add to this worker's address, empty without lanes.
+     * Starts {@link SyncLanes} (not with TLS: lanes are plain sockets; with authentication each
+     * lane runs the connections' exchange first); returns what to add to this worker's address,
+     * empty without lanes.
      */
     private String listenForLanes(boolean unixSocket) {
-        if (!SyncLanes.ENABLED || settings.tls() != null || settings.authentication() != null) {
+        if (!SyncLanes.ENABLED || settings.tls() != null) {
             return "";
         }
         SyncLanes lanes = new SyncLanes(settings.bindHost(), unixSocket ? socketDir : null, settings.hostId(),
-                settings.maxFrameBytes(), settings.spinNanos(), new SyncLanes.Acceptor() {
+                settings.maxFrameBytes(), settings.spinNanos(), settings.authentication(), authRejections::increment,
+                new SyncLanes.Acceptor() {
                     @Override
                     public boolean accepted(SyncLaneConnection connection, byte[] preface) {
                         return listener.onLaneAccepted(connection, preface);
@@ -507,7 +509,7 @@ public final class NettyTransport implements Transport {
         if (lanes != null) {
             info.putAll(lanes.debugInfo());
         } else {
-            info.put("transport.lanes", SyncLanes.ENABLED ? "off (TLS or authentication)" : "off (FERRY_SYNC_LANES=0)");
+            info.put("transport.lanes", SyncLanes.ENABLED ? "off (TLS)" : "off (FERRY_SYNC_LANES=0)");
         }
         info.put("transport.direct_writes", DirectWriter.ENABLED
                 ? Long.toString(directWrites.sum()) : "off (FERRY_DIRECT_WRITES=0, or no JDK 22+ native access)");

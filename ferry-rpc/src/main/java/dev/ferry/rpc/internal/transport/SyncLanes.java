@@ -1,5 +1,8 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.BlockingAuthExchange;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import io.netty.buffer.ByteBuf;
@@ -7,12 +10,14 @@ import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
+import java.nio.channels.Channels;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
@@ -48,7 +53,8 @@ import java.util.concurrent.atomic.LongAdder;
  * and on a TCP port, advertised in its address as {@code ;lane=<port>}. A lane opens in the
  * background at the first synchronous call to a peer (that call and any made meanwhile use the
  * connection) and starts with the opener's preface (one frame: the agent's group and name), which
- * the accepting agent checks. Not with TLS or authentication (their connections only), and
+ * the accepting agent checks. With authentication, both ends first run the exchange connections
+ * run ({@link BlockingAuthExchange}); not with TLS (lanes are plain sockets).
  * {@code FERRY_SYNC_LANES=0} turns lanes off.
  *
  * <p>Thread-safe. A lane accepted here has a platform thread that blocks in a selector while the
@@ -66,6 +72,8 @@ public final class SyncLanes implements AutoCloseable {
     /** Flag of an answer frame on a lane: the answer itself went over the connection. */
     public static final int FLAG_DIVERTED = 2;
     private static final String SOCKET_NAME = "lane.sock";
+    /** The one-byte frame an accepting worker answers a preface with. */
+    private static final byte WELCOME = 0x57;
     private static final long PREFACE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
     private static final long REOPEN_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -87,6 +95,8 @@ public final class SyncLanes implements AutoCloseable {
     private final String localHostId;
     private final long maxFrameBytes;
     private final long spinNanos;
+    private final PeerAuthentication authentication;
+    private final Runnable onRejected;
     private final Acceptor acceptor;
     private final List<ServerSocketChannel> servers = new ArrayList<>();
     private final List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -95,13 +105,18 @@ public final class SyncLanes implements AutoCloseable {
     private final AtomicInteger laneNumbers = new AtomicInteger();
     private final LongAdder exchanges = new LongAdder();
     private volatile boolean closed;
+    private volatile int tcpPort = -1;
 
     /**
      * @param socketDir   directory of this worker's Unix socket, or null for TCP lanes only
      * @param localHostId this host's identity in addresses
+     * @param authentication the exchange every lane runs first (as connections do), or null
+     * @param onRejected     called for each lane dropped because it failed that exchange
      */
     SyncLanes(String bindHost, Path socketDir, String localHostId, long maxFrameBytes, long spinNanos,
-              Acceptor acceptor) {
+              PeerAuthentication authentication, Runnable onRejected, Acceptor acceptor) {
+        this.authentication = authentication;
+        this.onRejected = onRejected;
         this.bindHost = bindHost;
         this.socketDir = socketDir;
         this.localHostId = localHostId;
@@ -116,6 +131,7 @@ public final class SyncLanes implements AutoCloseable {
         servers.add(tcp);
         tcp.bind(new InetSocketAddress(bindHost, 0));
         int port = ((InetSocketAddress) tcp.getLocalAddress()).getPort();
+        tcpPort = port;
         startAccepting(tcp, "tcp");
         if (socketDir != null) {
             ServerSocketChannel uds = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -146,30 +162,32 @@ public final class SyncLanes implements AutoCloseable {
     }
 
     private void serve(SocketChannel channel, String kind) {
-        String peer;
-        SyncLane lane;
-        try {
-            peer = String.valueOf(channel.getRemoteAddress());
-            if ("tcp".equals(kind)) {
-                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
-            }
-            lane = new SyncLane(channel, kind, peer, maxFrameBytes, spinNanos);
-        } catch (IOException e) {
-            log.debug("lanes: dropping an accepted {} socket: {}", kind, e.toString());
-            closeQuietly(channel);
-            return;
-        }
-        if (!track(lane)) {
-            return;
-        }
         Thread thread = Thread.ofPlatform().daemon().name("ferry-lane-" + laneNumbers.incrementAndGet())
-                .unstarted(() -> serveLane(lane));
+                .unstarted(() -> serveLane(channel, kind));
         threads.add(thread);
         thread.start();
     }
 
-    /** The accepted lane's thread: the preface, then every request until the lane closes. */
-    private void serveLane(SyncLane lane) {
+    /** The accepted lane's thread: authentication, the preface, then every request until the lane closes. */
+    private void serveLane(SocketChannel channel, String kind) {
+        SyncLane lane;
+        try {
+            String peer = String.valueOf(channel.getRemoteAddress());
+            if ("tcp".equals(kind)) {
+                channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            }
+            authenticate(channel, true, peer);
+            lane = new SyncLane(channel, kind, peer, maxFrameBytes, spinNanos);
+        } catch (IOException | RuntimeException e) {
+            log.debug("lanes: dropping an accepted {} socket: {}", kind, e.toString());
+            closeQuietly(channel);
+            threads.remove(Thread.currentThread());
+            return;
+        }
+        if (!track(lane)) {
+            threads.remove(Thread.currentThread());
+            return;
+        }
         SyncLaneConnection connection = new SyncLaneConnection(lane, maxFrameBytes);
         try {
             ByteBuf preface = lane.read(System.nanoTime() + PREFACE_TIMEOUT_NANOS);
@@ -180,8 +198,11 @@ public final class SyncLanes implements AutoCloseable {
             byte[] bytes = new byte[preface.readableBytes()];
             preface.readBytes(bytes);
             if (!acceptor.accepted(connection, bytes)) {
+                log.warn("lanes: refused a lane from {}", lane.peerAddress());
                 return;
             }
+            ByteBuf welcome = Unpooled.buffer(4 + 1).writeInt(1).writeByte(WELCOME);
+            lane.write(welcome, System.nanoTime() + PREFACE_TIMEOUT_NANOS);
             while (!closed) {
                 ByteBuf frame = lane.read(System.nanoTime() + TimeUnit.HOURS.toNanos(1));
                 if (frame != null) {
@@ -230,15 +251,47 @@ public final class SyncLanes implements AutoCloseable {
         }
     }
 
-    /** Calls answered over lanes this side opened; the lanes open, both ways. */
+    /** Calls answered over lanes this side opened; the lanes open, both ways; the TCP port lanes are accepted on. */
     public Map<String, String> debugInfo() {
         return Map.of("transport.lanes.exchanges", Long.toString(exchanges.sum()),
-                "transport.lanes.open", Integer.toString(open.size()));
+                "transport.lanes.open", Integer.toString(open.size()),
+                "transport.lanes.tcp_port", Integer.toString(tcpPort));
     }
 
     /** Calls answered over lanes this side opened (exchanges released). */
     long exchanges() {
         return exchanges.sum();
+    }
+
+    /**
+     * Runs the connections' authentication exchange ({@link BlockingAuthExchange}) on a channel
+     * still in blocking mode, closing it if that takes over the exchange's timeout. Nothing without
+     * authentication.
+     */
+    private void authenticate(SocketChannel channel, boolean accepted, String peer) throws IOException {
+        if (authentication == null) {
+            return;
+        }
+        java.util.concurrent.atomic.AtomicBoolean finished = new java.util.concurrent.atomic.AtomicBoolean();
+        java.util.concurrent.CompletableFuture.delayedExecutor(authentication.timeout().toMillis(),
+                TimeUnit.MILLISECONDS).execute(() -> {
+                    if (finished.compareAndSet(false, true)) {
+                        closeQuietly(channel); // a silent peer: the blocked read ends
+                    }
+                });
+        try {
+            BlockingAuthExchange.run(new DataInputStream(Channels.newInputStream(channel)),
+                    Channels.newOutputStream(channel), authentication, accepted, peer);
+        } catch (RpcException e) {
+            onRejected.run();
+            log.warn("lanes: {}", e.getMessage());
+            throw e;
+        } finally {
+            finished.set(true);
+        }
+        if (!channel.isOpen()) {
+            throw new IOException("authentication with " + peer + " timed out");
+        }
     }
 
     private boolean track(SyncLane lane) {
@@ -358,6 +411,11 @@ public final class SyncLanes implements AutoCloseable {
                     ByteBuf frame = Unpooled.buffer(4 + preface.length);
                     frame.writeInt(preface.length).writeBytes(preface);
                     opened.write(frame, System.nanoTime() + PREFACE_TIMEOUT_NANOS);
+                    // Used only once the peer accepted it: a refused lane must not fail a call.
+                    ByteBuf welcome = opened.read(System.nanoTime() + PREFACE_TIMEOUT_NANOS);
+                    if (welcome == null || welcome.readableBytes() != 1 || welcome.readByte() != WELCOME) {
+                        throw new IOException("the peer did not accept the lane");
+                    }
                     opened.slot = this;
                     if (!track(opened)) {
                         state.set(BROKEN);
@@ -366,7 +424,8 @@ public final class SyncLanes implements AutoCloseable {
                     lane = opened;
                     state.set(IDLE);
                 } catch (IOException | RuntimeException e) {
-                    log.debug("lanes: cannot open a lane to {}: {}", address, e.toString());
+                    log.info("lanes: cannot open a lane to {} (calls use the connection; retried later): {}",
+                            address, e.toString());
                     if (opened != null) {
                         opened.close();
                     }
@@ -382,7 +441,13 @@ public final class SyncLanes implements AutoCloseable {
                 Path socket = Path.of(peer.socket()).resolveSibling(SOCKET_NAME);
                 try {
                     SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket));
-                    return new SyncLane(channel, "uds", socket.toString(), maxFrameBytes, spinNanos);
+                    try {
+                        authenticate(channel, false, socket.toString());
+                        return new SyncLane(channel, "uds", socket.toString(), maxFrameBytes, spinNanos);
+                    } catch (IOException | RuntimeException e) {
+                        closeQuietly(channel);
+                        throw e;
+                    }
                 } catch (IOException e) {
                     log.debug("lanes: Unix socket {} failed, using TCP: {}", socket, e.toString());
                 }
@@ -391,6 +456,7 @@ public final class SyncLanes implements AutoCloseable {
             try {
                 channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
                 channel.socket().connect(new InetSocketAddress(peer.host(), peer.lanePort()), 10_000);
+                authenticate(channel, false, peer.host() + ":" + peer.lanePort());
                 return new SyncLane(channel, "tcp", peer.host() + ":" + peer.lanePort(), maxFrameBytes, spinNanos);
             } catch (IOException | RuntimeException e) {
                 closeQuietly(channel);
