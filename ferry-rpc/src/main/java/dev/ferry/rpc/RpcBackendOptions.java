@@ -91,6 +91,16 @@ import javax.net.ssl.SSLContext;
  *       the main connection and the others stay, and missing ones are opened again for a later message. Both
  *       workers need the option (the accepting one offers the connections). TCP only; Unix sockets always use one
  *       connection</td></tr>
+ *   <tr><td>syncLanes</td><td>4 ({@code FERRY_SYNC_LANES}; {@code false}: 0)</td><td>synchronous-exchange
+ *       lanes a worker may open to each peer: an {@code rpcSync} without RRef arguments or call context (up to
+ *       16 KiB) goes over an idle one, a socket apart from the connection on which the calling thread writes the
+ *       request and reads the answer itself while a thread of the callee dedicated to that lane runs it (it may
+ *       block and make nested calls like any request thread). No event loop and no hand-off on either side: a
+ *       small synchronous call costs about what a ping-pong over the socket costs. A caller that finds every lane
+ *       busy uses the connection and a further lane opens in the background (up to this many); answers a lane
+ *       cannot carry (RRefs, over 256 KiB) come over the connection. Unix socket for same-host peers, else TCP;
+ *       authenticated like connections; not with {@code tls}. 0: off (this worker neither opens nor accepts
+ *       lanes). Debug info: {@code transport.lanes.*}</td></tr>
  *   <tr><td>sharedMemoryBytes</td><td>512 MiB ({@code FERRY_SHM_MIB}; {@code FERRY_SHM=0}: 0)</td><td>size of
  *       this worker's shared-memory segment for same-host peers (with {@code unixSockets}; 0: off). Out-of-band
  *       buffers of 256 KiB or more to a peer on this host are copied once into it and the peer reads them in
@@ -162,6 +172,8 @@ public final class RpcBackendOptions implements BackendOptions {
     public static final int DEFAULT_NUM_WORKER_THREADS = 16;
     /** Most TCP connections one large message may be spread over. */
     public static final int MAX_BULK_CONNECTIONS = 8;
+    /** Upper bound of {@link Builder#syncLanes}. */
+    public static final int MAX_SYNC_LANES = 64;
 
     private final String initMethod;
     private final Duration rpcTimeout;
@@ -187,6 +199,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final Duration spinTime;
     private final long receiveBufferPoolBytes;
     private final int bulkConnections;
+    private final int syncLanes;
     private final long sharedMemoryBytes;
     private final String authToken;
     private final Duration authTimeout;
@@ -204,6 +217,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.jmx = b.jmx;
         this.bulkConnections = b.bulkConnections;
+        this.syncLanes = b.syncLanes;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
         this.sharedMemoryBytes = b.sharedMemoryBytes;
@@ -353,6 +367,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return bulkConnections;
     }
 
+    /** Synchronous-exchange lanes this worker may open to each peer (0: none, and it accepts none). */
+    public int syncLanes() {
+        return syncLanes;
+    }
+
     /** Size of the shared-memory segment for same-host peers; 0: no shared memory. */
     public long sharedMemoryBytes() {
         return sharedMemoryBytes;
@@ -429,6 +448,8 @@ public final class RpcBackendOptions implements BackendOptions {
         private long maxQueuedRequestBytes = 256L << 20;
         private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
         private int bulkConnections = Math.max(1, Math.min(MAX_BULK_CONNECTIONS, envInt("FERRY_BULK_CONNECTIONS", 1)));
+        private int syncLanes = "false".equalsIgnoreCase(System.getenv("FERRY_SYNC_LANES")) ? 0
+                : Math.max(0, Math.min(MAX_SYNC_LANES, envInt("FERRY_SYNC_LANES", 4)));
         private long sharedMemoryBytes = "0".equals(System.getenv("FERRY_SHM"))
                 || "false".equalsIgnoreCase(System.getenv("FERRY_SHM")) ? 0
                 : (long) Math.max(0, envInt("FERRY_SHM_MIB", 512)) << 20;
@@ -469,6 +490,7 @@ public final class RpcBackendOptions implements BackendOptions {
             spinTime = o.spinTime;
             receiveBufferPoolBytes = o.receiveBufferPoolBytes;
             bulkConnections = o.bulkConnections;
+            syncLanes = o.syncLanes;
             sharedMemoryBytes = o.sharedMemoryBytes;
             authToken = o.authToken;
             authTimeout = o.authTimeout;
@@ -665,6 +687,18 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("bulkConnections must be between 1 and " + MAX_BULK_CONNECTIONS + ", got " + value);
             }
             this.bulkConnections = value;
+            return this;
+        }
+
+        /**
+         * Synchronous-exchange lanes this worker may open to each peer (0 to
+         * {@value RpcBackendOptions#MAX_SYNC_LANES}; 0: off; see the table above).
+         */
+        public Builder syncLanes(int value) {
+            if (value < 0 || value > MAX_SYNC_LANES) {
+                throw invalid("syncLanes must be between 0 and " + MAX_SYNC_LANES + ", got " + value);
+            }
+            this.syncLanes = value;
             return this;
         }
 

@@ -20,6 +20,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /**
  * Functions marked {@link DirectExecution} run on the transport thread that read their request when
  * the call came alone and small, and on a request thread otherwise; waiting there fails clearly.
+ * The calls here are {@code rpcAsync} awaited at once: an {@code rpcSync} takes a
+ * synchronous-exchange lane once one is open, and runs on the callee's lane thread
+ * ({@link SyncLanesTest}).
  */
 @Timeout(60)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -81,8 +84,8 @@ class DirectExecutionTest {
     void aMarkedFunctionCalledAloneRunsOnTheTransportThreadAsTheCallee() {
         RpcAgent caller = cluster.agent(0);
         for (int i = 0; i < 20; i++) {
-            assertThat(caller.rpcSync("worker1", DirectExecutionTest::where, i)).isEqualTo("transport@worker1");
-            assertThat(caller.rpcSync("worker1", DirectExecutionTest::wherePlain, i)).isEqualTo("request@worker1");
+            assertThat(caller.<Integer, String>rpcAsync("worker1", DirectExecutionTest::where, i).await()).isEqualTo("transport@worker1");
+            assertThat(caller.<Integer, String>rpcAsync("worker1", DirectExecutionTest::wherePlain, i).await()).isEqualTo("request@worker1");
         }
     }
 
@@ -91,8 +94,8 @@ class DirectExecutionTest {
         RpcAgent caller = cluster.agent(0);
         byte[] small = new byte[100];
         byte[] large = new byte[DirectExecution.MAX_REQUEST_BYTES + 1];
-        assertThat(caller.rpcSync("worker1", DirectExecutionTest::whereBig, small)).isEqualTo("transport");
-        assertThat(caller.rpcSync("worker1", DirectExecutionTest::whereBig, large)).isEqualTo("request");
+        assertThat(caller.<byte[], String>rpcAsync("worker1", DirectExecutionTest::whereBig, small).await()).isEqualTo("transport");
+        assertThat(caller.<byte[], String>rpcAsync("worker1", DirectExecutionTest::whereBig, large).await()).isEqualTo("request");
     }
 
     @Test
@@ -116,18 +119,19 @@ class DirectExecutionTest {
 
     @Test
     void waitingInsideFailsAtOnceNamingTheContract() {
-        assertThatThrownBy(() -> cluster.agent(0).rpcSync("worker1", DirectExecutionTest::waitsForANestedCall, 1))
+        assertThatThrownBy(() -> cluster.agent(0).<Integer, Integer>rpcAsync("worker1", DirectExecutionTest::waitsForANestedCall, 1).await())
                 .isInstanceOf(RpcException.class)
                 .hasMessageContaining("would deadlock the transport")
                 .hasMessageContaining("@DirectExecution");
         // The transport thread is fine afterwards.
-        assertThat(cluster.agent(0).rpcSync("worker1", DirectExecutionTest::where, 2)).isEqualTo("transport@worker1");
+        assertThat(cluster.agent(0).<Integer, String>rpcAsync("worker1", DirectExecutionTest::where, 2).await()).isEqualTo("transport@worker1");
     }
 
     @Test
     void anAsynchronousMarkedFunctionChainsItsNestedCall() {
         // The caller gets an asynchronous function's result as the future it declared, completed.
-        RpcFuture<String> result = cluster.agent(0).rpcSync("worker1", DirectExecutionTest::chainsANestedCall, 20);
+        RpcFuture<String> result = cluster.agent(0)
+                .<Integer, RpcFuture<String>>rpcAsync("worker1", DirectExecutionTest::chainsANestedCall, 20).await();
         assertThat(result.await(Duration.ofSeconds(30))).isEqualTo("42@transport");
     }
 }

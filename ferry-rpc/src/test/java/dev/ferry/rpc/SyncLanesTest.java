@@ -35,6 +35,11 @@ class SyncLanesTest {
         return Thread.currentThread().getName();
     }
 
+    @DirectExecution
+    public static String markedThreadName(int x) {
+        return Thread.currentThread().getName();
+    }
+
     /** Calls back the caller synchronously, from the callee's lane thread, two levels deep. */
     public static String pingPong(int depth) {
         String here = Thread.currentThread().getName();
@@ -94,7 +99,9 @@ class SyncLanesTest {
         for (int i = 0; i < 20; i++) {
             assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, i)).startsWith("ferry-lane-");
         }
-        assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 20);
+        // a @DirectExecution function too: on a lane the callee runs it on the lane's thread
+        assertThat(w0.rpcSync("worker1", SyncLanesTest::markedThreadName, 1)).startsWith("ferry-lane-");
+        assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 21);
         assertThat(w0.getDebugInfo()).containsKey("transport.lanes.open");
         // asynchronous calls keep the connection and its request threads
         assertThat(w0.<Integer, String>rpcAsync("worker1", SyncLanesTest::threadName, 1).await())
@@ -105,12 +112,11 @@ class SyncLanesTest {
     void aHandlerOnALaneMayWaitForNestedCallsToItsCaller() {
         String path = cluster.agent(0).rpcSync("worker1", SyncLanesTest::pingPong, 3);
         String[] threads = path.split("\\|");
-        // worker0 → worker1 and back over the two lanes; deeper, the lanes are held by the calls
-        // still waiting, so those go over the connections
+        // worker0 → worker1 and back over lanes; deeper, the first lanes are held by the calls
+        // still waiting, so those take further lanes when open, else the connections
         assertThat(threads).hasSize(4);
         assertThat(threads[0]).startsWith("ferry-lane-");
         assertThat(threads[1]).startsWith("ferry-lane-");
-        assertThat(threads[2]).doesNotStartWith("ferry-lane-");
     }
 
     @Test
@@ -131,6 +137,62 @@ class SyncLanesTest {
         } finally {
             gate.countDown();
         }
+    }
+
+    @Test
+    void aCallerThatFindsTheLaneBusyGetsALaneOfItsOwnSoon() throws Exception {
+        RpcAgent w0 = cluster.agent(0);
+        gate = new CountDownLatch(1);
+        entered = new CountDownLatch(1);
+        try {
+            CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(
+                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 5));
+            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            awaitLane(w0, "worker1"); // a second lane opens for this thread
+            gate.countDown();
+            assertThat(blocked.get(30, TimeUnit.SECONDS)).isEqualTo(5);
+        } finally {
+            gate.countDown();
+        }
+        assertThat(Integer.parseInt(w0.getDebugInfo().get("transport.lanes.open"))).isGreaterThanOrEqualTo(2);
+    }
+
+    @Test
+    void aCalleeThatGoesAwayFailsTheCallWaitingOnItsLane() throws Exception {
+        LocalCluster pair = LocalCluster.start(2);
+        try {
+            RpcAgent w0 = pair.agent(0);
+            awaitLane(w0, "worker1");
+            gate = new CountDownLatch(1);
+            entered = new CountDownLatch(1);
+            CompletableFuture<Integer> waiting = CompletableFuture.supplyAsync(
+                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 1));
+            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            pair.agent(1).shutdown(false, Duration.ZERO); // at once: its lanes close under the call
+            assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS))
+                    .hasCauseInstanceOf(RpcException.class)
+                    .cause().satisfies(e -> assertThat(((RpcException) e).code())
+                            .isIn(RpcException.Code.UNAVAILABLE, RpcException.Code.SHUTDOWN));
+        } finally {
+            gate.countDown();
+            pair.agent(0).shutdown(false, Duration.ZERO); // its peer is gone: no graceful shutdown
+            pair.close();
+        }
+    }
+
+    @Test
+    void withNoLanesCallsTakeTheConnection() {
+        try (LocalCluster plain = LocalCluster.start(2, b -> b.syncLanes(0))) {
+            RpcAgent w0 = plain.agent(0);
+            for (int i = 0; i < 20; i++) {
+                assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, i)).doesNotStartWith("ferry-lane-");
+            }
+            assertThat(w0.getDebugInfo()).containsEntry("transport.lanes", "off (syncLanes 0)");
+        }
+        assertThatThrownBy(() -> RpcBackendOptions.builder().syncLanes(-1))
+                .isInstanceOf(RpcException.class).hasMessageContaining("syncLanes");
+        assertThatThrownBy(() -> RpcBackendOptions.builder().syncLanes(RpcBackendOptions.MAX_SYNC_LANES + 1))
+                .isInstanceOf(RpcException.class).hasMessageContaining("syncLanes");
     }
 
     @Test
@@ -155,6 +217,36 @@ class SyncLanesTest {
         assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 2);
         // and the lane still works after a diverted answer
         assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, 0)).startsWith("ferry-lane-");
+    }
+
+    @Test
+    void anInterruptedCallerGivesUpAndLaterCallsStillWork() throws Exception {
+        RpcAgent w0 = cluster.agent(0);
+        awaitLane(w0, "worker1");
+        gate = new CountDownLatch(1);
+        entered = new CountDownLatch(1);
+        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+        Thread caller = new Thread(() -> {
+            try {
+                w0.rpcSync("worker1", SyncLanesTest::gated, 1);
+                outcome.complete(null);
+            } catch (Throwable e) {
+                outcome.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError("flag cleared", e));
+            }
+        });
+        try {
+            caller.start();
+            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            caller.interrupt();
+            assertThat(outcome.get(30, TimeUnit.SECONDS))
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.INTERNAL))
+                    .hasMessageContaining("Interrupted");
+        } finally {
+            gate.countDown();
+        }
+        caller.join(30_000);
+        assertThat(w0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
     }
 
     @Test

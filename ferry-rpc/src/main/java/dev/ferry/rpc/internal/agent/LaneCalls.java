@@ -8,6 +8,7 @@ import dev.ferry.rpc.internal.transport.SyncLanes;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
+import dev.ferry.rpc.spi.CallHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 
@@ -51,12 +52,20 @@ final class LaneCalls {
 
     /** An idle lane to the worker at {@code address} that may carry {@code message}, or null. */
     SyncLane acquire(String address, OutboundMessage message) {
-        if (lanes == null || !message.headers().isEmpty() || !message.payload().outOfBand().isEmpty()
+        if (lanes == null || !unordered(message.headers()) || !message.payload().outOfBand().isEmpty()
                 || message.payload().totalBytes() > SyncLanes.MAX_REQUEST_BYTES
                 || NonBlockingThreads.currentIsNonBlocking()) {
             return null;
         }
         return lanes.acquire(address, preface);
+    }
+
+    /**
+     * No headers, or only the {@link dev.ferry.rpc.DirectExecution} hint: nothing that orders the
+     * call among the connection's messages (on a lane the callee runs it on the lane's thread anyway).
+     */
+    private static boolean unordered(CallHeaders headers) {
+        return headers.isEmpty() || (headers.size() == 1 && headers.contains(IncomingCalls.DIRECT));
     }
 
     /**
@@ -96,6 +105,13 @@ final class LaneCalls {
                 if (call.future.done() || (deadline != 0 && System.nanoTime() - deadline >= 0)) {
                     return; // the timer fails (or failed) it; its answer may still come: not on this lane
                 }
+                if (Thread.currentThread().isInterrupted()) {
+                    // As await() does, the waiting thread gives up (its flag stays set); the answer,
+                    // left on a lane that closes, will not come, so the call fails now.
+                    onLost.accept(new RpcException(RpcException.Code.INTERNAL,
+                            "Interrupted while waiting for the answer to call #" + call.id, new InterruptedException()));
+                    return;
+                }
             }
         } catch (IOException | RuntimeException e) {
             onLost.accept(e);
@@ -108,12 +124,16 @@ final class LaneCalls {
         }
     }
 
-    /** Lost lanes and protocol errors, as the caller sees them. */
+    /** Lost lanes, protocol errors and interrupts, as the caller sees them. */
     static RpcException lost(String peer, Throwable cause) {
-        if (cause instanceof RpcException rpc && rpc.code() != RpcException.Code.INTERNAL) {
+        if (cause instanceof RpcException rpc) {
             return rpc;
         }
-        return new RpcException(RpcException.Code.UNAVAILABLE, "connection to worker " + peer + " was lost: " + cause,
+        if (cause instanceof IOException) {
+            return new RpcException(RpcException.Code.UNAVAILABLE, "connection to worker " + peer + " was lost: "
+                    + cause, cause);
+        }
+        return new RpcException(RpcException.Code.INTERNAL, "a call to " + peer + " over its lane failed: " + cause,
                 cause);
     }
 }

@@ -131,15 +131,26 @@ public final class NettyTransport implements Transport {
      * @param authentication   the token every connection, main or bulk, must prove before it carries
      *                         anything ({@link PeerAuthentication}); null: connections are not authenticated
      * @param tls              TLS for TCP connections, main and bulk ({@link TlsChannels}); null: none
+     * @param syncLanes        synchronous-exchange lanes this worker may open to each peer ({@link SyncLanes});
+     *                         0: none, and none accepted
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
                            long receivePoolBytes, int bulkConnections, Duration closeTimeout,
-                           PeerAuthentication authentication, TlsChannels tls) {
+                           PeerAuthentication authentication, TlsChannels tls, int syncLanes) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
         /** Default bound of a graceful close. */
         public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
+
+        /** Without synchronous-exchange lanes. */
+        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
+                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
+                        long receivePoolBytes, int bulkConnections, Duration closeTimeout,
+                        PeerAuthentication authentication, TlsChannels tls) {
+            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
+                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls, 0);
+        }
 
         /** Without authentication. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
@@ -159,7 +170,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withCloseTimeout(Duration value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls, syncLanes);
         }
 
         /** Without bulk connections. */
@@ -172,7 +183,7 @@ public final class NettyTransport implements Transport {
 
         public Settings withBulkConnections(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls, syncLanes);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -183,19 +194,26 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls);
+                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls, syncLanes);
         }
 
         /** With connections authenticated by {@code value} (null: not authenticated). */
         public Settings withAuthentication(PeerAuthentication value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls, syncLanes);
+        }
+
+        /** With up to {@code value} synchronous-exchange lanes per peer (0: none). */
+        public Settings withSyncLanes(int value) {
+            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls,
+                    value);
         }
 
         /** With TLS on TCP connections (null: none). */
         public Settings withTls(TlsChannels value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value, syncLanes);
         }
     }
 
@@ -317,11 +335,12 @@ public final class NettyTransport implements Transport {
      * empty without lanes.
      */
     private String listenForLanes(boolean unixSocket) {
-        if (!SyncLanes.ENABLED || settings.tls() != null) {
+        if (settings.syncLanes() <= 0 || settings.tls() != null) {
             return "";
         }
         SyncLanes lanes = new SyncLanes(settings.bindHost(), unixSocket ? socketDir : null, settings.hostId(),
-                settings.maxFrameBytes(), settings.spinNanos(), settings.authentication(), authRejections::increment,
+                settings.maxFrameBytes(), settings.spinNanos(), settings.syncLanes(), settings.authentication(),
+                authRejections::increment,
                 new SyncLanes.Acceptor() {
                     @Override
                     public boolean accepted(SyncLaneConnection connection, byte[] preface) {
@@ -509,7 +528,7 @@ public final class NettyTransport implements Transport {
         if (lanes != null) {
             info.putAll(lanes.debugInfo());
         } else {
-            info.put("transport.lanes", SyncLanes.ENABLED ? "off (TLS)" : "off (FERRY_SYNC_LANES=0)");
+            info.put("transport.lanes", settings.syncLanes() <= 0 ? "off (syncLanes 0)" : "off (TLS)");
         }
         info.put("transport.direct_writes", DirectWriter.ENABLED
                 ? Long.toString(directWrites.sum()) : "off (FERRY_DIRECT_WRITES=0, or no JDK 22+ native access)");

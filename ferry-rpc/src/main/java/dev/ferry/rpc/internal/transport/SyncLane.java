@@ -127,7 +127,7 @@ public final class SyncLane implements AutoCloseable {
 
     /**
      * The next frame (without its length prefix), or null if none came by {@code untilNanos}
-     * ({@link System#nanoTime()}). The frame is a view of this lane's buffer, valid until the next
+     * ({@link System#nanoTime()}) or the thread is interrupted (its flag stays set). The frame is a view of this lane's buffer, valid until the next
      * read: decode it before reading again.
      *
      * @throws IOException the peer closed the lane (an {@link EOFException}), it broke, it was
@@ -187,6 +187,9 @@ public final class SyncLane implements AutoCloseable {
             readSelector.selectedKeys().clear();
             if (closed) {
                 throw new ClosedChannelException();
+            }
+            if (Thread.currentThread().isInterrupted()) {
+                return null; // select would return at once from now on: the caller decides
             }
             spin.parkedWaitEnded(System.nanoTime() - waitStart);
         }

@@ -51,20 +51,18 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Each worker listens for lanes on a Unix socket beside its connection socket (same-host peers)
  * and on a TCP port, advertised in its address as {@code ;lane=<port>}. A lane opens in the
- * background at the first synchronous call to a peer (that call and any made meanwhile use the
- * connection) and starts with the opener's preface (one frame: the agent's group and name), which
- * the accepting agent checks. With authentication, both ends first run the exchange connections
- * run ({@link BlockingAuthExchange}); not with TLS (lanes are plain sockets).
- * {@code FERRY_SYNC_LANES=0} turns lanes off.
+ * background when a synchronous call finds none idle (that call and any made meanwhile use the
+ * connection), up to the lanes per peer (option {@code syncLanes}, 0: none, and none accepted),
+ * and starts with the opener's preface (one frame: the agent's group and name), which the
+ * accepting agent checks and answers with a welcome before the lane carries a call. With
+ * authentication, both ends first run the exchange connections run ({@link BlockingAuthExchange});
+ * not with TLS (lanes are plain sockets).
  *
  * <p>Thread-safe. A lane accepted here has a platform thread that blocks in a selector while the
  * lane is idle (no CPU).
  */
 public final class SyncLanes implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SyncLanes.class);
-    /** Off with {@code FERRY_SYNC_LANES=0} (or {@code false}). */
-    public static final boolean ENABLED = !"0".equals(System.getenv("FERRY_SYNC_LANES"))
-            && !"false".equalsIgnoreCase(System.getenv("FERRY_SYNC_LANES"));
     /** Requests up to this size (payload bytes) may go on a lane. */
     public static final int MAX_REQUEST_BYTES = 16 << 10;
     /** Answers over this size (payload bytes) go over the connection (its chunking and shared memory). */
@@ -101,7 +99,9 @@ public final class SyncLanes implements AutoCloseable {
     private final List<ServerSocketChannel> servers = new ArrayList<>();
     private final List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Set<SyncLane> open = ConcurrentHashMap.newKeySet();
-    private final Map<String, Slot> slots = new ConcurrentHashMap<>();
+    private final Map<String, PeerLanes> peers = new ConcurrentHashMap<>();
+    /** Lanes this worker may open to one peer. */
+    private final int lanesPerPeer;
     private final AtomicInteger laneNumbers = new AtomicInteger();
     private final LongAdder exchanges = new LongAdder();
     private volatile boolean closed;
@@ -110,11 +110,13 @@ public final class SyncLanes implements AutoCloseable {
     /**
      * @param socketDir   directory of this worker's Unix socket, or null for TCP lanes only
      * @param localHostId this host's identity in addresses
+     * @param lanesPerPeer   lanes this worker may open to one peer
      * @param authentication the exchange every lane runs first (as connections do), or null
      * @param onRejected     called for each lane dropped because it failed that exchange
      */
     SyncLanes(String bindHost, Path socketDir, String localHostId, long maxFrameBytes, long spinNanos,
-              PeerAuthentication authentication, Runnable onRejected, Acceptor acceptor) {
+              int lanesPerPeer, PeerAuthentication authentication, Runnable onRejected, Acceptor acceptor) {
+        this.lanesPerPeer = lanesPerPeer;
         this.authentication = authentication;
         this.onRejected = onRejected;
         this.bindHost = bindHost;
@@ -224,23 +226,19 @@ public final class SyncLanes implements AutoCloseable {
 
     /**
      * An idle lane to the worker at {@code address}, now held by the calling thread until
-     * {@link #release}; or null (none open yet, busy, or the peer has none): use the connection.
-     * The first call for an address opens a lane in the background, starting with {@code preface}.
+     * {@link #release}; or null (none open yet, all busy, or the peer has none): use the connection.
+     * A call that finds no idle lane opens one more in the background (up to the lanes per peer),
+     * starting with {@code preface}.
      */
     public SyncLane acquire(String address, byte[] preface) {
-        Slot slot = slots.get(address);
-        if (slot == null) {
+        PeerLanes peer = peers.get(address);
+        if (peer == null) {
             if (closed) {
                 return null;
             }
-            Slot fresh = new Slot(address, preface);
-            slot = slots.putIfAbsent(address, fresh);
-            if (slot == null) {
-                fresh.open();
-                return null;
-            }
+            peer = peers.computeIfAbsent(address, key -> new PeerLanes(key, preface));
         }
-        return slot.acquire();
+        return peer.acquire();
     }
 
     /** Gives back a lane from {@link #acquire}: idle again, or, if it was closed, reopened later. */
@@ -304,7 +302,10 @@ public final class SyncLanes implements AutoCloseable {
         return true;
     }
 
-    /** Closes the listening sockets and every lane, and waits for the lanes' threads to end. */
+    /**
+     * Closes the listening sockets and every lane, interrupts the lanes' threads and waits (bounded)
+     * for them to end.
+     */
     @Override
     public void close() {
         closed = true;
@@ -313,6 +314,11 @@ public final class SyncLanes implements AutoCloseable {
         }
         for (SyncLane lane : open) {
             lane.close();
+        }
+        for (Thread thread : threads) {
+            // A lane thread still in a handler (a shutdown that does not wait for them) is
+            // interrupted, as request threads are.
+            thread.interrupt();
         }
         for (Thread thread : threads) {
             try {
@@ -340,23 +346,66 @@ public final class SyncLanes implements AutoCloseable {
     }
 
     /** The lane to one peer, as the side that opens it sees it. */
+    private final class PeerLanes {
+        private final String address;
+        private final byte[] preface;
+        /** Where its lanes are accepted, or null: the peer offers none (or its address is bad). */
+        private final NettyTransport.PeerAddress peer;
+        private final List<Slot> slots = new java.util.concurrent.CopyOnWriteArrayList<>();
+        /** A lane is being opened for a busy caller: one at a time. */
+        private final java.util.concurrent.atomic.AtomicBoolean growing = new java.util.concurrent.atomic.AtomicBoolean();
+
+        PeerLanes(String address, byte[] preface) {
+            this.address = address;
+            this.preface = preface;
+            NettyTransport.PeerAddress parsed;
+            try {
+                parsed = NettyTransport.PeerAddress.parse(address);
+            } catch (RuntimeException e) {
+                parsed = null;
+            }
+            this.peer = parsed != null && parsed.lanePort() >= 0 ? parsed : null;
+        }
+
+        SyncLane acquire() {
+            if (peer == null) {
+                return null;
+            }
+            for (Slot slot : slots) {
+                SyncLane lane = slot.acquire();
+                if (lane != null) {
+                    return lane;
+                }
+            }
+            if (slots.size() < lanesPerPeer && !closed && growing.compareAndSet(false, true)) {
+                Slot slot = new Slot(this);
+                slots.add(slot);
+                slot.open();
+            }
+            return null;
+        }
+    }
+
+    /** One lane to a peer, as the side that opens it sees it. */
     private final class Slot {
         private static final int OPENING = 0;
         private static final int IDLE = 1;
         private static final int BUSY = 2;
         private static final int BROKEN = 3;
-        /** The peer has no lanes (its address offers none): never tried again. */
-        private static final int NONE = 4;
 
+        private final PeerLanes owner;
         private final String address;
         private final byte[] preface;
         private final AtomicInteger state = new AtomicInteger(OPENING);
         private volatile SyncLane lane;
         private volatile long reopenAt;
+        /** Failed attempts to open since the last success (only the opening thread writes it). */
+        private volatile int failures;
 
-        Slot(String address, byte[] preface) {
-            this.address = address;
-            this.preface = preface;
+        Slot(PeerLanes owner) {
+            this.owner = owner;
+            this.address = owner.address;
+            this.preface = owner.preface;
         }
 
         SyncLane acquire() {
@@ -393,17 +442,7 @@ public final class SyncLanes implements AutoCloseable {
 
         /** Opens the lane on a thread of its own (a TCP connect may take a while). */
         void open() {
-            NettyTransport.PeerAddress peer;
-            try {
-                peer = NettyTransport.PeerAddress.parse(address);
-            } catch (RuntimeException e) {
-                state.set(NONE);
-                return;
-            }
-            if (peer.lanePort() < 0) {
-                state.set(NONE);
-                return;
-            }
+            NettyTransport.PeerAddress peer = owner.peer;
             Thread.ofVirtual().name("ferry-lane-open").start(() -> {
                 SyncLane opened = null;
                 try {
@@ -422,15 +461,23 @@ public final class SyncLanes implements AutoCloseable {
                         return;
                     }
                     lane = opened;
+                    failures = 0;
                     state.set(IDLE);
                 } catch (IOException | RuntimeException e) {
-                    log.info("lanes: cannot open a lane to {} (calls use the connection; retried later): {}",
-                            address, e.toString());
+                    if (failures++ == 0) {
+                        log.info("lanes: cannot open a lane to {} (calls use the connection; retried later): {}",
+                                address, e.toString());
+                    } else {
+                        log.debug("lanes: cannot open a lane to {} ({} times): {}", address, failures, e.toString());
+                    }
                     if (opened != null) {
                         opened.close();
                     }
-                    reopenAt = System.nanoTime() + REOPEN_AFTER_NANOS;
+                    // 1 s, doubling up to a minute while the peer keeps refusing
+                    reopenAt = System.nanoTime() + (REOPEN_AFTER_NANOS << Math.min(6, failures - 1));
                     state.set(BROKEN);
+                } finally {
+                    owner.growing.set(false);
                 }
             });
         }

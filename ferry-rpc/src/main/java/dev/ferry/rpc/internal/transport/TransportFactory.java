@@ -21,7 +21,8 @@ public interface TransportFactory {
             options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
             options.receiveBufferPoolBytes(), options.bulkConnections(), options.closeTimeout(),
             options.authToken() == null ? null : PeerAuthentication.of(options.authToken(), options.authTimeout()),
-            options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames())),
+            options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames()),
+            options.syncLanes()),
             SharedMemory.Settings.of(options.sharedMemoryBytes()), threads);
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName, options.ioThreads(),
