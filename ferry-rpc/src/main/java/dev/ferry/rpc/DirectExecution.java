@@ -32,6 +32,12 @@ import java.lang.annotation.Target;
  *       connection. Locks held long, sleeps and I/O belong in ordinary functions.</li>
  * </ul>
  * With {@link AsyncExecution} as well, the future it returns is what must come back at once.
+ *
+ * <p>An {@code rpcSync} usually goes over a synchronous-exchange lane
+ * ({@link RpcBackendOptions.Builder#syncLanes}), where the callee runs every request, marked or
+ * not, on the lane's own thread with no hand-off at all (and the contract above does not apply
+ * there); the mark pays for calls over the connection: {@code rpcAsync} one at a time, or an
+ * {@code rpcSync} that found every lane busy.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)
