@@ -85,12 +85,6 @@ final class WarmRequestThread {
     private final Executor spillTo;
     private final Consumer<Runnable> schedule;
     private final ManagedBlocking.Permit permit;
-    /**
-     * The watchdog task, made once: a method reference at the call site is linked when first
-     * reached, and that first backlog came after the JIT had compiled {@link #offer} (it then
-     * deoptimized, traced in W3 over TCP).
-     */
-    private final Runnable watchdog = this::watch;
     private final Runnable onStart;
     private final AdaptiveSpin spin;
     private final LongSupplier clock;
@@ -184,7 +178,7 @@ final class WarmRequestThread {
             LockSupport.unpark(thread); // it became free meanwhile
         }
         if (arm) {
-            schedule.accept(watchdog);
+            schedule.accept(this::watch);
         }
         return true;
     }
@@ -257,7 +251,7 @@ final class WarmRequestThread {
             watchdogArmed = again;
         }
         if (again) {
-            schedule.accept(watchdog);
+            schedule.accept(this::watch);
         }
     }
 

@@ -39,6 +39,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
+import java.lang.invoke.MethodHandles;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
@@ -249,37 +250,19 @@ public final class NettyTransport implements Transport {
     }
 
     /**
-     * Classes that only some traffic reaches, initialized when a transport starts. Met once the JIT
-     * has compiled the path that uses one, an unloaded or uninitialized class deoptimizes that path,
-     * and its recompilation, with the pipeline inlined (tens of ms of a compiler thread on 2 vCPUs),
-     * lands in the middle of that traffic. Each was traced in a benchmark
-     * ({@code -Xlog:deoptimization=trace}): Netty's gathering write ({@code IovArray}, the first
-     * message in chunks) and {@code Errors} (the first write the socket cannot take whole);
-     * {@code ReferenceCountUtil} (the outbound buffer's first message and its release, once calls
-     * stop being written by their senders: W2's window 8) and {@code DefaultPromise$1} (the first
-     * listener notified from off the loop: windows 64 and 256); a write task (the first write from
-     * off the loop: W3 over TCP); a chunk's header and the message it starts (the first large
-     * message received) and a shared-memory range (the first buffer through shared memory: W3 on
-     * one host).
+     * Initializes the classes of Netty's native write path that only large transfers reach: the
+     * gathering write's {@code IovArray} (the first message in chunks) and {@code Errors} (the first
+     * write the socket cannot take whole, at the first tensor of several MiB). Met once the JIT has
+     * compiled the write path, an unloaded class deoptimizes it, and its recompilation, with the
+     * pipeline inlined (tens of ms of a compiler thread), lands in the middle of that transfer.
      */
-    static final String[] RARE_PATH_CLASSES = {
-        "io.netty.channel.unix.Errors",
-        "io.netty.channel.unix.IovArray",
-        "io.netty.util.ReferenceCountUtil",
-        "io.netty.util.concurrent.DefaultPromise$1",
-        "io.netty.channel.AbstractChannelHandlerContext$WriteTask",
-        "dev.ferry.rpc.internal.wire.Chunks$Header",
-        "dev.ferry.rpc.internal.transport.FrameAssembler$Partial",
-        "dev.ferry.rpc.internal.wire.SharedBuffers$Range",
-        "dev.ferry.rpc.internal.transport.SharedSegment$Taken",
-    };
-
-    private static void initializeRarePathClasses() {
-        for (String name : RARE_PATH_CLASSES) {
+    private static void initializeWritePathClasses() {
+        MethodHandles.Lookup lookup = MethodHandles.lookup();
+        for (Class<?> type : new Class<?>[] {io.netty.channel.unix.Errors.class, io.netty.channel.unix.IovArray.class}) {
             try {
-                Class.forName(name, true, NettyTransport.class.getClassLoader());
-            } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
-                log.debug("cannot initialize {}: {}", name, e.toString());
+                lookup.ensureInitialized(type);
+            } catch (IllegalAccessException | RuntimeException | LinkageError e) {
+                log.debug("cannot initialize {}: {}", type.getName(), e.toString());
             }
         }
     }
@@ -289,8 +272,8 @@ public final class NettyTransport implements Transport {
         this.settings = settings;
         this.sharedMemorySettings = sharedMemory;
         this.epoll = Epoll.isAvailable();
-        initializeRarePathClasses();
         if (epoll) {
+            initializeWritePathClasses();
             // Links the duplicate-descriptor call now: its first use, at the first connection,
             // would otherwise spend a few ms of a CPU at the end of init (seen in W1's idle probe).
             DirectWriter.warmUp();

@@ -58,19 +58,6 @@ import java.util.function.Consumer;
  * thread; the rest runs on the channel's event loop only.
  */
 final class OutboundQueue {
-    static {
-        // A connection whose sender writes its own frames (DirectWriter) queues none until its
-        // first window of calls: the JIT compiled enqueue() by then with Pending and Add
-        // uninitialized, and the first queued message deoptimized it (traced at W2's window 8).
-        try {
-            for (Class<?> type : new Class<?>[] {Pending.class, Add.class}) {
-                Class.forName(type.getName(), true, OutboundQueue.class.getClassLoader());
-            }
-        } catch (ClassNotFoundException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
     /** Large messages written in turns at once; more wait (bounds the receiver's partial frames). */
     static final int MAX_ACTIVE_LARGE = 8;
     /**
