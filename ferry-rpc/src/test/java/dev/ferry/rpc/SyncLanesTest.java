@@ -88,6 +88,20 @@ class SyncLanesTest {
         }
     }
 
+    /**
+     * Closes the gate and starts {@code gated(x)} from {@code caller} to {@code to} on another
+     * thread; returns once the handler runs (it then holds its lane until the gate opens).
+     */
+    private static CompletableFuture<Integer> startGatedCall(RpcAgent caller, String to, int x)
+            throws InterruptedException {
+        gate = new CountDownLatch(1);
+        entered = new CountDownLatch(1);
+        CompletableFuture<Integer> call = CompletableFuture.supplyAsync(
+                () -> caller.rpcSync(to, SyncLanesTest::gated, x));
+        assertThat(entered.await(30, TimeUnit.SECONDS)).as("the gated handler started").isTrue();
+        return call;
+    }
+
     private static long exchanges(RpcAgent agent) {
         return Long.parseLong(agent.getDebugInfo().get("transport.lanes.exchanges"));
     }
@@ -122,12 +136,8 @@ class SyncLanesTest {
     @Test
     void otherCallsCompleteWhileALaneHandlerBlocks() throws Exception {
         RpcAgent w0 = cluster.agent(0);
-        gate = new CountDownLatch(1);
-        entered = new CountDownLatch(1);
         try {
-            CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(
-                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 5));
-            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Integer> blocked = startGatedCall(w0, "worker1", 5);
             // the lane is held by the blocked call: these go over the connection
             for (int i = 0; i < 5; i++) {
                 assertThat(w0.rpcSync("worker1", Ops::add, i, 1)).isEqualTo(i + 1);
@@ -142,12 +152,8 @@ class SyncLanesTest {
     @Test
     void aCallerThatFindsTheLaneBusyGetsALaneOfItsOwnSoon() throws Exception {
         RpcAgent w0 = cluster.agent(0);
-        gate = new CountDownLatch(1);
-        entered = new CountDownLatch(1);
         try {
-            CompletableFuture<Integer> blocked = CompletableFuture.supplyAsync(
-                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 5));
-            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Integer> blocked = startGatedCall(w0, "worker1", 5);
             awaitLane(w0, "worker1"); // a second lane opens for this thread
             gate.countDown();
             assertThat(blocked.get(30, TimeUnit.SECONDS)).isEqualTo(5);
@@ -163,11 +169,7 @@ class SyncLanesTest {
         try {
             RpcAgent w0 = pair.agent(0);
             awaitLane(w0, "worker1");
-            gate = new CountDownLatch(1);
-            entered = new CountDownLatch(1);
-            CompletableFuture<Integer> waiting = CompletableFuture.supplyAsync(
-                    () -> w0.rpcSync("worker1", SyncLanesTest::gated, 1));
-            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Integer> waiting = startGatedCall(w0, "worker1", 1);
             pair.agent(1).shutdown(false, Duration.ZERO); // at once: its lanes close under the call
             assertThatThrownBy(() -> waiting.get(30, TimeUnit.SECONDS))
                     .hasCauseInstanceOf(RpcException.class)

@@ -109,7 +109,8 @@ final class LaneCalls {
                     // As await() does, the waiting thread gives up (its flag stays set); the answer,
                     // left on a lane that closes, will not come, so the call fails now.
                     onLost.accept(new RpcException(RpcException.Code.INTERNAL,
-                            "Interrupted while waiting for the answer to call #" + call.id, new InterruptedException()));
+                            "Interrupted while waiting for the answer to call #" + call.id,
+                            new InterruptedException()));
                     return;
                 }
             }

@@ -170,7 +170,8 @@ public final class NettyTransport implements Transport {
 
         public Settings withCloseTimeout(Duration value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls, syncLanes);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls,
+                    syncLanes);
         }
 
         /** Without bulk connections. */
@@ -183,7 +184,8 @@ public final class NettyTransport implements Transport {
 
         public Settings withBulkConnections(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls, syncLanes);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls,
+                    syncLanes);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -200,7 +202,8 @@ public final class NettyTransport implements Transport {
         /** With connections authenticated by {@code value} (null: not authenticated). */
         public Settings withAuthentication(PeerAuthentication value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls, syncLanes);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls,
+                    syncLanes);
         }
 
         /** With up to {@code value} synchronous-exchange lanes per peer (0: none). */
@@ -213,7 +216,8 @@ public final class NettyTransport implements Transport {
         /** With TLS on TCP connections (null: none). */
         public Settings withTls(TlsChannels value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value, syncLanes);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value,
+                    syncLanes);
         }
     }
 

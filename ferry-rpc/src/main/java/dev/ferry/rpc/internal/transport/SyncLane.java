@@ -127,8 +127,8 @@ public final class SyncLane implements AutoCloseable {
 
     /**
      * The next frame (without its length prefix), or null if none came by {@code untilNanos}
-     * ({@link System#nanoTime()}) or the thread is interrupted (its flag stays set). The frame is a view of this lane's buffer, valid until the next
-     * read: decode it before reading again.
+     * ({@link System#nanoTime()}) or the thread is interrupted (its flag stays set). The frame is a
+     * view of this lane's buffer, valid until the next read: decode it before reading again.
      *
      * @throws IOException the peer closed the lane (an {@link EOFException}), it broke, it was
      *                     closed here, or the frame is over the size limit (the lane is closed)

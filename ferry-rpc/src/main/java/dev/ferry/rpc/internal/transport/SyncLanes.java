@@ -45,7 +45,7 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <pre>
  *   caller thread ──acquire──▶ lane (idle → busy) ──request──▶ callee's lane thread: run, answer
- *        ◀──────────────────────────── answer (or "diverted": it went over the connection) ──┘
+ *        ◀──────────── answer (or "diverted": it went over the connection) ──┘
  *   release (busy → idle); a lane broken, or left with an answer outstanding, is closed and reopened later
  * </pre>
  *
@@ -353,7 +353,8 @@ public final class SyncLanes implements AutoCloseable {
         private final NettyTransport.PeerAddress peer;
         private final List<Slot> slots = new java.util.concurrent.CopyOnWriteArrayList<>();
         /** A lane is being opened for a busy caller: one at a time. */
-        private final java.util.concurrent.atomic.AtomicBoolean growing = new java.util.concurrent.atomic.AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicBoolean growing =
+                new java.util.concurrent.atomic.AtomicBoolean();
 
         PeerLanes(String address, byte[] preface) {
             this.address = address;
