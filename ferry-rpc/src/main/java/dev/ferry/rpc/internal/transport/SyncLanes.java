@@ -70,6 +70,8 @@ public final class SyncLanes implements AutoCloseable {
     /** Flag of an answer frame on a lane: the answer itself went over the connection. */
     public static final int FLAG_DIVERTED = 2;
     private static final String SOCKET_NAME = "lane.sock";
+    /** Lanes open at once, both ways, beyond which accepted sockets are closed at once. */
+    static final int MAX_ACCEPTED = 1024;
     /** The one-byte frame an accepting worker answers a preface with. */
     private static final byte WELCOME = 0x57;
     private static final long PREFACE_TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -164,6 +166,13 @@ public final class SyncLanes implements AutoCloseable {
     }
 
     private void serve(SocketChannel channel, String kind) {
+        if (open.size() >= MAX_ACCEPTED) {
+            // Each lane holds a thread here: a peer (or anything) opening lanes without end must
+            // not exhaust them. Openers fall back to their connections.
+            log.warn("lanes: {} lanes open, refusing another", open.size());
+            closeQuietly(channel);
+            return;
+        }
         Thread thread = Thread.ofPlatform().daemon().name("ferry-lane-" + laneNumbers.incrementAndGet())
                 .unstarted(() -> serveLane(channel, kind));
         threads.add(thread);
@@ -249,14 +258,14 @@ public final class SyncLanes implements AutoCloseable {
         }
     }
 
-    /** Calls answered over lanes this side opened; the lanes open, both ways; the TCP port lanes are accepted on. */
+    /** Calls sent over lanes this side opened; the lanes open, both ways; the TCP port lanes are accepted on. */
     public Map<String, String> debugInfo() {
         return Map.of("transport.lanes.exchanges", Long.toString(exchanges.sum()),
                 "transport.lanes.open", Integer.toString(open.size()),
                 "transport.lanes.tcp_port", Integer.toString(tcpPort));
     }
 
-    /** Calls answered over lanes this side opened (exchanges released). */
+    /** Calls sent over lanes this side opened (exchanges released). */
     long exchanges() {
         return exchanges.sum();
     }
