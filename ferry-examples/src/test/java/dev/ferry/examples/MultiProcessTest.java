@@ -123,6 +123,15 @@ class MultiProcessTest {
     }
 
     @Test
+    void synchronousCallsTakeLanesBetweenProcessesAndACrashOnOneFailsOnlyItsCall() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(SyncLanesMain.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).contains("0|RESULT lanes yes", "0|RESULT survivor-on-lane yes");
+        assertThat(lines).anyMatch(l -> l.startsWith("0|RESULT crash-call UNAVAILABLE"));
+    }
+
+    @Test
     void aCrashedWorkerFailsCallsToItPromptlyAndTheOthersGoOn() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(CrashingWorkerMain.class.getName(), 3, lines);
