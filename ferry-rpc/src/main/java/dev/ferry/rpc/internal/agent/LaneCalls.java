@@ -27,8 +27,8 @@ import java.util.function.Consumer;
  * <p>Thread-safe.
  */
 final class LaneCalls {
-    /** How long a waiting caller blocks before it checks its call (failed meanwhile: shutdown, timeout). */
-    private static final long CHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** A wait with no deadline, in slices this long (the lane closing ends it sooner). */
+    private static final long LONG_WAIT_NANOS = TimeUnit.HOURS.toNanos(1);
 
     private final SyncLanes lanes;
     private final byte[] preface;
@@ -77,32 +77,33 @@ final class LaneCalls {
      */
     void exchange(SyncLane lane, PendingCall call, OutboundMessage message, Consumer<InboundMessage> onAnswer,
                   Consumer<Throwable> onLost) {
-        boolean settled = false;
+        boolean answered = false;
+        // Failed meanwhile (timed out, its connection lost, the agent shut down), the call closes
+        // the lane, which wakes this thread: no periodic check (a first version checked every 20
+        // ms: 50 wake-ups a second for a caller in a long call).
+        call.lane = lane;
         // Waiting on a lane is blocking on a nested call like any other: a request thread gives its
         // permit back meanwhile, so nested calls cannot use the permits up (RequestLimiter).
         ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
         try {
             ByteBuf frame = FrameCodec.encode(message, PooledByteBufAllocator.DEFAULT, maxFrameBytes);
             lane.write(frame, call.deadline);
-            while (true) {
+            while (!call.future.done()) {
                 long deadline = call.deadline;
-                long until = System.nanoTime() + CHECK_NANOS;
-                if (deadline != 0 && deadline - until < 0) {
-                    until = deadline;
-                }
-                ByteBuf answerFrame = lane.read(until);
+                ByteBuf answerFrame = lane.read(deadline != 0 ? deadline : System.nanoTime() + LONG_WAIT_NANOS);
                 if (answerFrame != null) {
                     InboundMessage answer = FrameCodec.decode(answerFrame);
                     if (answer.id() != call.id) {
                         throw new IOException("an answer to call #" + answer.id() + " on the lane of call #" + call.id);
                     }
-                    settled = true;
+                    call.lane = null;
+                    answered = true;
                     if ((answer.flags() & SyncLanes.FLAG_DIVERTED) == 0) {
                         onAnswer.accept(answer);
                     }
                     return;
                 }
-                if (call.future.done() || (deadline != 0 && System.nanoTime() - deadline >= 0)) {
+                if (deadline != 0 && System.nanoTime() - deadline >= 0) {
                     return; // the timer fails (or failed) it; its answer may still come: not on this lane
                 }
                 if (Thread.currentThread().isInterrupted()) {
@@ -115,9 +116,12 @@ final class LaneCalls {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            onLost.accept(e);
+            if (!call.future.done()) { // else the lane closed because the call had ended
+                onLost.accept(e);
+            }
         } finally {
-            if (!settled) {
+            call.lane = null;
+            if (!answered) {
                 lane.close();
             }
             lanes.release(lane);

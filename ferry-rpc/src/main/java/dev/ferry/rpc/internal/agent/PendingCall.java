@@ -6,6 +6,7 @@ import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.SyncLane;
 import dev.ferry.rpc.spi.CallInfo;
 
 
@@ -21,6 +22,12 @@ final class PendingCall {
     /** The function called: its declared return type shapes the value the caller gets. */
     final FunctionRef function;
     volatile Connection connection;
+    /**
+     * The lane its caller reads the answer from while that answer is outstanding, else null: a
+     * call failed meanwhile (timed out, connection lost, shutdown) closes it, which wakes the
+     * caller ({@link LaneCalls}).
+     */
+    volatile SyncLane lane;
     /** When the call times out ({@link System#nanoTime()}); 0: never. */
     volatile long deadline;
     /** The timeout the deadline came from, for the error message. */
@@ -52,6 +59,10 @@ final class PendingCall {
 
     /** Fails the caller's future. */
     void fail(Throwable failure) {
+        SyncLane waiting = lane;
+        if (waiting != null) {
+            waiting.close();
+        }
         end(failure);
         FutureCompleter.tryFail(future, failure);
     }
