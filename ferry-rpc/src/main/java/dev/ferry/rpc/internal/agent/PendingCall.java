@@ -59,12 +59,14 @@ final class PendingCall {
 
     /** Fails the caller's future. */
     void fail(Throwable failure) {
+        end(failure);
+        FutureCompleter.tryFail(future, failure);
+        // After the future: a caller that set its lane and then found the future not done is
+        // certain to have its lane closed here.
         SyncLane waiting = lane;
         if (waiting != null) {
             waiting.close();
         }
-        end(failure);
-        FutureCompleter.tryFail(future, failure);
     }
 
     private void end(Throwable failure) {
