@@ -26,7 +26,7 @@ public final class RRefCalls<T> {
 
     /** Runs {@code method} on the value where it lives and waits for the result. */
     public <R> R rpcSync(RpcFunction1<? super T, R> method) {
-        return rpcAsync(method).await();
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref}, timeout);
     }
 
     /** Runs {@code method} on the value where it lives. */
@@ -41,7 +41,7 @@ public final class RRefCalls<T> {
 
     /** Runs {@code method} on the value where it lives and waits for the result. */
     public <A, R> R rpcSync(RpcFunction2<? super T, A, R> method, A a) {
-        return rpcAsync(method, a).await();
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref, a}, timeout);
     }
 
     /** Runs {@code method} on the value where it lives. */
@@ -56,7 +56,7 @@ public final class RRefCalls<T> {
 
     /** Runs {@code method} on the value where it lives and waits for the result. */
     public <A, B, R> R rpcSync(RpcFunction3<? super T, A, B, R> method, A a, B b) {
-        return rpcAsync(method, a, b).await();
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref, a, b}, timeout);
     }
 
     /** Runs {@code method} on the value where it lives. */
@@ -71,7 +71,7 @@ public final class RRefCalls<T> {
 
     /** Runs {@code method} on the value where it lives and waits for the result. */
     public <A, B, C, R> R rpcSync(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
-        return rpcAsync(method, a, b, c).await();
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref, a, b, c}, timeout);
     }
 
     /** Runs {@code method} on the value where it lives. */

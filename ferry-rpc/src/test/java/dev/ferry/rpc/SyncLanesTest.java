@@ -40,6 +40,11 @@ class SyncLanesTest {
         return Thread.currentThread().getName();
     }
 
+    /** Where a call on an RRef's value runs. */
+    public static String threadOf(Counter counter) {
+        return Thread.currentThread().getName();
+    }
+
     /** Calls back the caller synchronously, from the callee's lane thread, two levels deep. */
     public static String pingPong(int depth) {
         String here = Thread.currentThread().getName();
@@ -120,6 +125,22 @@ class SyncLanesTest {
         // asynchronous calls keep the connection and its request threads
         assertThat(w0.<Integer, String>rpcAsync("worker1", SyncLanesTest::threadName, 1).await())
                 .doesNotStartWith("ferry-lane-");
+    }
+
+    @Test
+    void callsOnAnRRefsValueTakeALaneEvenRightAfterItsCreation() {
+        RpcAgent w0 = cluster.agent(0);
+        awaitLane(w0, "worker1");
+        long before = exchanges(w0);
+        for (int i = 0; i < 50; i++) {
+            // the creation goes over the connection; the call on the value, over a lane, may
+            // reach the owner first and then waits for the value
+            RRef<Counter> counter = w0.to("worker1").remote(Counter::new, i);
+            assertThat(counter.rpcSync(Counter::add, 1)).isEqualTo(i + 1);
+            assertThat(counter.rpcSync(SyncLanesTest::threadOf)).startsWith("ferry-lane-");
+            assertThat(counter.toHere().value()).isEqualTo(i + 1);
+        }
+        assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 100);
     }
 
     @Test

@@ -91,6 +91,14 @@ final class AgentRRefHost implements RRefHost {
                 CallHeaders.empty().with(RECEIVER, "1"));
     }
 
+    /** As {@link #callOnValue}; the call may go over a synchronous-exchange lane ({@link LaneCalls}). */
+    @Override
+    public <R> R callOnValueAndWait(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        agent.rrefs().checkUsable(rref, "a call on its value");
+        return agent.invokeWithHeadersAndWait(rref.owner(), FunctionRefs.of(method), args, timeout,
+                CallHeaders.empty().with(RECEIVER, "1"));
+    }
+
     @Override
     public <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");

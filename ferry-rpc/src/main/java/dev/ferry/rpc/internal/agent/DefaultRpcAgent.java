@@ -323,6 +323,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         return send(to, FunctionRefs.of(function), args, timeout, true, INLINE_HEADERS);
     }
 
+    /** As {@link #invokeWithHeaders}, waiting: the call may go over a lane ({@link LaneCalls}). */
+    <R> R invokeWithHeadersAndWait(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout,
+                                   CallHeaders headers) {
+        return this.<R>send(to, function, args, timeout, false, headers, true).await();
+    }
+
     /** Sends a call with extra header entries (RRef creation, receiver substitution). */
     <R> RpcFuture<R> invokeWithHeaders(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout,
                                        CallHeaders headers) {

@@ -61,11 +61,23 @@ final class LaneCalls {
     }
 
     /**
-     * No headers, or only the {@link dev.ferry.rpc.DirectExecution} hint: nothing that orders the
-     * call among the connection's messages (on a lane the callee runs it on the lane's thread anyway).
+     * Headers that need no order among the connection's messages: none, the
+     * {@link dev.ferry.rpc.DirectExecution} hint (on a lane the callee runs every request on the
+     * lane's thread), and the receiver mark of a call on an RRef's value sent to its owner. That
+     * one carries the RRef, whose fork to its owner needs no order either: an owner that meets an
+     * RRef before its creation keeps a place for it and the call waits for the value; the caller
+     * keeps its reference until the owner's acceptance comes back, so a delete cannot overtake
+     * the fork. Anything else (RRef creations, deletes riding on the call, interceptors' context,
+     * system calls) keeps the connection.
      */
     private static boolean unordered(CallHeaders headers) {
-        return headers.isEmpty() || (headers.size() == 1 && headers.contains(IncomingCalls.DIRECT));
+        for (int i = 0; i < headers.size(); i++) {
+            String name = headers.nameAt(i);
+            if (!name.equals(IncomingCalls.DIRECT.name()) && !name.equals(AgentRRefHost.RECEIVER.name())) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -34,6 +34,14 @@ public interface RRefHost {
     /** Runs {@code method} on the owner with the RRef's value as receiver: args[0] is the RRef. */
     <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
 
+    /**
+     * As {@link #callOnValue}, waiting for the result: what {@code rref.rpcSync} calls. A host may
+     * take a faster path for a call its caller waits for alone (Ferry's agent: a lane).
+     */
+    default <R> R callOnValueAndWait(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return this.<R>callOnValue(rref, method, args, timeout).await();
+    }
+
     /** Like {@link #callOnValue} but the result stays on the owner: an RRef to it. */
     <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
 
