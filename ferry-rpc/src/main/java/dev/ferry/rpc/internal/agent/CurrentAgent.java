@@ -24,4 +24,24 @@ public final class CurrentAgent {
     static void clear() {
         HANDLING.remove();
     }
+
+    /**
+     * Makes {@code agent} the current thread's and returns the one it replaces (null: none), for
+     * {@link #restore} once the work is done: a thread that runs a request in passing (a transport
+     * or lane thread) keeps whatever it had.
+     */
+    static RpcAgent enter(RpcAgent agent) {
+        RpcAgent previous = HANDLING.get();
+        HANDLING.set(agent);
+        return previous;
+    }
+
+    /** Undoes {@link #enter}. */
+    static void restore(RpcAgent previous) {
+        if (previous != null) {
+            HANDLING.set(previous);
+        } else {
+            HANDLING.remove();
+        }
+    }
 }

@@ -190,16 +190,11 @@ final class IncomingCalls {
     /** Runs a {@link DirectExecution} function on this transport thread, as the agent's. */
     private void runHere(Connection connection, WorkerInfo caller, InboundMessage message, OwnerState created,
                          Decoded decoded) {
-        RpcAgent previous = CurrentAgent.handling();
-        CurrentAgent.set(agent);
+        RpcAgent previous = CurrentAgent.enter(agent);
         try {
             run(connection, caller, message, true, created, decoded);
         } finally {
-            if (previous != null) {
-                CurrentAgent.set(previous);
-            } else {
-                CurrentAgent.clear();
-            }
+            CurrentAgent.restore(previous);
         }
     }
 
@@ -258,17 +253,12 @@ final class IncomingCalls {
 
     /** Runs {@code request} on this thread (one that may block), as a request thread runs it. */
     private void runInline(Request request) {
-        RpcAgent previous = CurrentAgent.handling();
         limiter.enter();
-        CurrentAgent.set(agent);
+        RpcAgent previous = CurrentAgent.enter(agent);
         try {
             request.run();
         } finally {
-            if (previous != null) {
-                CurrentAgent.set(previous);
-            } else {
-                CurrentAgent.clear();
-            }
+            CurrentAgent.restore(previous);
             limiter.exit();
         }
     }
