@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -59,6 +60,32 @@ class DirectExecutionTest {
         boolean transport = NonBlockingThreads.currentIsNonBlocking();
         return Rpc.<Integer, Integer, Integer>rpcAsync("worker0", Ops::add, x, 1)
                 .then(f -> f.value() * 2 + (transport ? "@transport" : "@request"));
+    }
+
+    /** Set while {@link #holdsTheTransportThread} runs, and whether it runs on a transport thread. */
+    private static final CountDownLatch holding = new CountDownLatch(1);
+    private static volatile boolean heldOnTransport;
+    private static final AtomicBoolean release = new AtomicBoolean();
+
+    /**
+     * Keeps its transport thread busy (spinning, not waiting: waiting is refused there) until
+     * released, so that nothing else read by that thread is handled meanwhile (bounded).
+     */
+    @DirectExecution
+    public static boolean holdsTheTransportThread(int x) {
+        heldOnTransport = NonBlockingThreads.currentIsNonBlocking();
+        holding.countDown();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!release.get() && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        return release.get();
+    }
+
+    /** Where it ran, and whether the RRef it got was confirmed by its owner by then. */
+    @DirectExecution
+    public static String whereWithRRef(RRef<Integer> rref) {
+        return (NonBlockingThreads.currentIsNonBlocking() ? "transport" : "request") + ", confirmed " + rref.confirmedByOwner();
     }
 
     /** Holds a call in flight until the gate opens (bounded). */
@@ -115,6 +142,36 @@ class DirectExecutionTest {
             gate.countDown();
         }
         assertThat(held.await(Duration.ofSeconds(30))).isEqualTo(7);
+    }
+
+    /**
+     * An RRef argument that its owner has yet to confirm sends the call to a request thread, which
+     * runs it once the owner confirmed. worker1's confirmation from the owner, worker2, is held back
+     * by keeping worker2's transport thread for worker1's connection busy: worker1's fork request
+     * reads on that connection after the call that holds it.
+     */
+    @Test
+    void anRRefArgumentAwaitingItsOwnersConfirmationSendsTheCallToARequestThread() throws InterruptedException {
+        try (LocalCluster three = LocalCluster.start(3)) {
+            RRef<Integer> rref = three.agent(0).remote("worker2", Ops::add, 20, 22);
+            assertThat(rref.toHere()).isEqualTo(42);
+            RpcFuture<Boolean> held = three.agent(1).rpcAsync("worker2", DirectExecutionTest::holdsTheTransportThread, 1);
+            try {
+                assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(heldOnTransport).as("the holding call runs on worker2's transport thread").isTrue();
+                RpcFuture<String> call = three.agent(0).rpcAsync("worker1", DirectExecutionTest::whereWithRRef, rref);
+                // Still waiting for worker2 (a request thread waits for the confirmation): a bounded
+                // look, then release worker2, and the call completes on the request thread.
+                assertThatThrownBy(() -> call.await(Duration.ofMillis(200)))
+                        .isInstanceOf(RpcException.class)
+                        .satisfies(e -> assertThat(((RpcException) e).code()).isEqualTo(RpcException.Code.TIMEOUT));
+                release.set(true);
+                assertThat(call.await(Duration.ofSeconds(30))).isEqualTo("request, confirmed true");
+            } finally {
+                release.set(true);
+            }
+            assertThat(held.await(Duration.ofSeconds(30))).isTrue();
+        }
     }
 
     @Test
