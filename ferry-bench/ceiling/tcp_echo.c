@@ -129,6 +129,10 @@ int main(int argc, char **argv) {
       int fd = accept(listener, NULL, NULL);
       int index;
       read_fully(fd, (char *)&index, sizeof index); /* which slice this stream carries */
+      if (index < 0 || index >= streams) {
+        fprintf(stderr, "stream index %d out of range\n", index);
+        _exit(1);
+      }
       slices[index] = (slice_t){fd, NULL, buffer + (size_t)index * part, part};
     }
     for (int i = 0; i < streams; i++) pthread_create(&threads[i], NULL, callee_stream, &slices[i]);

@@ -515,16 +515,13 @@ final class IncomingCalls {
      * large), and tells the caller reading the lane to wait for it there.
      */
     private void divert(SyncLaneConnection lane, CallInfo info, OutboundMessage message, Consumer<Throwable> lost) {
-        CompletableFuture<Connection> main = connectionTo.apply(info.caller());
-        Connection connection = main.isDone() && !main.isCompletedExceptionally() ? main.getNow(null) : null;
-        if (connection == null) {
-            try {
-                connection = main.get(10, java.util.concurrent.TimeUnit.SECONDS); // a lane thread may wait
-            } catch (Exception e) {
-                lost.accept(e);
-                lane.close(); // the caller then fails the call: its lane broke
-                return;
-            }
+        Connection connection;
+        try {
+            connection = connectionTo.apply(info.caller()).get(10, TimeUnit.SECONDS); // a lane thread may wait
+        } catch (Exception e) {
+            lost.accept(e);
+            lane.close(); // the caller then fails the call: its lane broke
+            return;
         }
         send(connection, info, message, false);
         lane.sendDiverted(info.callId(), lost);
