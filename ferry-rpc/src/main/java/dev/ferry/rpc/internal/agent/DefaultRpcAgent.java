@@ -37,6 +37,7 @@ import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.PeerListener;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TrustedFunctions;
 import dev.ferry.rpc.store.Store;
@@ -96,6 +97,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final AutoCloseable storeOwner;
     private final ObjectCodec codec;
     private final List<CallInterceptor> interceptors;
+    private final List<PeerListener> peerListeners = withServiceLoaded(List.of(), PeerListener.class);
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
@@ -643,6 +645,21 @@ public final class DefaultRpcAgent implements RpcAgent {
                 if (state == State.RUNNING && cause != null) {
                     log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());
                 }
+                if (state == State.RUNNING && !peerListeners.isEmpty()) {
+                    timer.schedule(() -> notifyPeerLost(peer), 0);
+                }
+            }
+        }
+    }
+
+    /** Tells the {@link PeerListener}s that {@code peer} is gone; on the timer thread (listeners may take a while). */
+    private void notifyPeerLost(WorkerInfo peer) {
+        for (PeerListener listener : peerListeners) {
+            try {
+                listener.onPeerLost(this, peer);
+            } catch (RuntimeException e) {
+                log.warn("{}: peer listener {} failed on the loss of {}", self.name(), listener.getClass().getName(),
+                        peer.name(), e);
             }
         }
     }
