@@ -132,6 +132,15 @@ class MultiProcessTest {
     }
 
     @Test
+    void theAutogradContextsOfACrashedCreatorAreReleasedOnTheWorkersTheyReached() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(LostCreatorMain.class.getName(), 3, lines);
+        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
+        assertThat(lines).anyMatch(l -> l.startsWith("1|RESULT released after"));
+        assertThat(lines).anyMatch(l -> l.startsWith("2|RESULT released after"));
+    }
+
+    @Test
     void aCrashedWorkerFailsCallsToItPromptlyAndTheOthersGoOn() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(CrashingWorkerMain.class.getName(), 3, lines);

@@ -83,6 +83,23 @@ public final class ContextContainer {
         return contexts.remove(id);
     }
 
+    /**
+     * Releases here, and on the workers each reached, the contexts worker {@code creator} created:
+     * it is gone and will never close them.
+     */
+    void releaseCreatedBy(int creator) {
+        for (ContextState context : contexts.values()) {
+            if (creatorOf(context.id()) == creator && contexts.remove(context.id(), context)) {
+                GradientCalls.releaseElsewhere(context, creator);
+            }
+        }
+    }
+
+    /** The worker that created context {@code id} (its id is in the top 16 bits). */
+    static int creatorOf(long id) {
+        return (int) (id >>> 48);
+    }
+
     /** Runs {@code pass} counted as a backward pass (or part of one) running on this worker. */
     void runPass(Runnable pass) {
         runningPasses.incrementAndGet();
