@@ -72,6 +72,16 @@ public final class PrefixStore implements Store {
     }
 
     @Override
+    public void setEphemeral(String key, byte[] value) {
+        base.setEphemeral(full(key), value);
+    }
+
+    @Override
+    public boolean hasSessions() {
+        return base.hasSessions();
+    }
+
+    @Override
     public byte[] get(String key, Duration timeout) {
         try {
             return base.get(full(key), timeout);

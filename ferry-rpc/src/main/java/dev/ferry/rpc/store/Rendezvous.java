@@ -4,6 +4,8 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.internal.store.InitMethodUrl;
 import dev.ferry.rpc.internal.store.StoreArguments;
+import dev.ferry.rpc.internal.store.StoreProviders;
+import dev.ferry.rpc.spi.StoreAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -26,6 +28,12 @@ import org.slf4j.LoggerFactory;
  *       <td>arguments, else {@code ?rank=R&world_size=N}</td></tr>
  *   <tr><td>{@code file:///path}</td><td>{@link FileStore} on {@code /path}</td>
  *       <td>arguments, else {@code ?rank=R&world_size=N}</td></tr>
+ *   <tr><td>{@code etcd://host:port[,host:port]/prefix}</td><td>an etcd store (module {@code
+ *       ferry-store-etcd})</td><td>arguments, else URL query, else {@code RANK} / {@code WORLD_SIZE}</td></tr>
+ *   <tr><td>{@code zookeeper://host:port[,host:port]/path}</td><td>a ZooKeeper store (module {@code
+ *       ferry-store-zookeeper})</td><td>arguments, else URL query, else {@code RANK} / {@code WORLD_SIZE}</td></tr>
+ *   <tr><td>another {@code scheme://}</td><td>whatever the {@link dev.ferry.rpc.spi.StoreProvider}
+ *       of that scheme opens</td><td>arguments, else URL query, else {@code RANK} / {@code WORLD_SIZE}</td></tr>
  * </table>
  *
  * <pre>{@code
@@ -107,7 +115,8 @@ public final class Rendezvous {
      *     environment variable; RENDEZVOUS_FAILED if the server cannot start or be reached
      */
     public RendezvousResult connect() {
-        InitMethodUrl url = InitMethodUrl.parse(initMethod);
+        StoreProviders providers = StoreProviders.load();
+        InitMethodUrl url = InitMethodUrl.parse(initMethod, providers.schemes());
         Settings settings = new Settings(url.scheme());
         Store store = switch (url.scheme()) {
             case "env" -> {
@@ -137,7 +146,14 @@ public final class Rendezvous {
                 // deleted once every worker has closed it, as c10d's FileStore(path, world_size)
                 yield FileStore.open(Path.of(url.path()), timeout, n);
             }
-            default -> throw new IllegalStateException("InitMethodUrl accepted scheme " + url.scheme());
+            default -> {
+                // A provider's store (etcd://, zookeeper://): no process is special, so rank and
+                // world size may come from the environment as with env:// (launchers, schedulers).
+                int r = settings.resolve("rank", rank, url, "RANK");
+                int n = settings.resolve("world_size", worldSize, url, "WORLD_SIZE");
+                settings.checkRank(r, n);
+                yield providers.forScheme(url.scheme()).open(StoreAddress.parse(initMethod), timeout);
+            }
         };
         RendezvousResult result = new RendezvousResult(store, settings.rank, settings.worldSize, initMethod);
         log.debug("Rendezvous complete: {}", result);

@@ -10,7 +10,9 @@ import java.util.List;
  *
  * <p>Implementations: {@link TcpStore} (one process hosts a server, every process is a client),
  * {@link FileStore} (a file on a shared file system) and {@link PrefixStore} (a namespace inside
- * another store). {@link Rendezvous} builds the right one from an init method URL.
+ * another store); the optional modules {@code ferry-store-etcd} and {@code ferry-store-zookeeper}
+ * add stores on a service the cluster already runs, found through {@link
+ * dev.ferry.rpc.spi.StoreProvider}. {@link Rendezvous} builds the right one from an init method URL.
  *
  * <pre>{@code
  * try (TcpStore store = TcpStore.create(TcpStoreOptions.builder()
@@ -34,6 +36,12 @@ import java.util.List;
  * returns e.g. the bytes of {@code "42"}, and {@code add} on a key holding anything but a decimal
  * integer fails with {@link RpcException.Code#INVALID_ARGUMENT}.
  *
+ * <h2>Sessions</h2>
+ * Stores on a service with client sessions (etcd leases, ZooKeeper sessions) report {@link
+ * #hasSessions()} and offer {@link #setEphemeral}: a key that goes away by itself when the process
+ * that set it closes its store or dies. Worker registrations use it, so a dead worker's entry does
+ * not outlive it.
+ *
  * <h2>Lifetime</h2>
  * {@link #close()} releases the store's resources. After it, every operation fails with {@link
  * RpcException.Code#SHUTDOWN}, and calls blocked in {@code get} or {@code waitFor} are woken with
@@ -48,6 +56,25 @@ public interface Store extends AutoCloseable {
 
     /** Stores {@code value} under {@code key}, replacing any previous value. */
     void set(String key, byte[] value);
+
+    /**
+     * Stores {@code value} under {@code key} for as long as this store's session lasts: the key is
+     * deleted when this store is closed or, if the process dies without closing it, once the
+     * service sees its session expire (the etcd lease's time to live, the ZooKeeper session
+     * timeout). Setting the key again, ephemeral or not, replaces it.
+     *
+     * @throws RpcException INVALID_ARGUMENT if this store has no sessions ({@link #hasSessions()}
+     *     is false: {@link TcpStore}, {@link FileStore})
+     */
+    default void setEphemeral(String key, byte[] value) {
+        throw new RpcException(RpcException.Code.INVALID_ARGUMENT, this + " has no client sessions, so it cannot"
+                + " hold ephemeral keys; use an etcd:// or zookeeper:// store");
+    }
+
+    /** Whether this store has client sessions, so {@link #setEphemeral} works. */
+    default boolean hasSessions() {
+        return false;
+    }
 
     /**
      * The value of {@code key}, waiting up to {@link #timeout()} for the key to be set.

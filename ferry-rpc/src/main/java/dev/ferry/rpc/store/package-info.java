@@ -6,6 +6,8 @@
  *                                                        (store, rank, world size)
  *       env:// , tcp://host:port ──▶ {@link dev.ferry.rpc.store.TcpStore} (+ {@link dev.ferry.rpc.store.TcpStoreServer} on rank 0)
  *       file:///path             ──▶ {@link dev.ferry.rpc.store.FileStore}
+ *       etcd://, zookeeper://    ──▶ a {@link dev.ferry.rpc.spi.StoreProvider} on the class path
+ *                                    (ferry-store-etcd, ferry-store-zookeeper) ──▶ {@link dev.ferry.rpc.spi.BackedStore}
  *
  *   {@link dev.ferry.rpc.store.PrefixStore} ── a namespace inside any of them
  * </pre>

@@ -90,9 +90,11 @@ class RendezvousTest {
     @Test
     void unsupportedOrMalformedUrlsAreRejected() {
         assertInvalid(rdv("zookeeper://zk:2181").rank(0).worldSize(1),
-                "Unsupported init method 'zookeeper://zk:2181': expected env://, tcp://host:port or file:///path");
+                "Unsupported init method 'zookeeper://zk:2181': expected env://, tcp://host:port, file:///path"
+                        + " (etcd:// and zookeeper:// need ferry-store-etcd or ferry-store-zookeeper on the class path)");
         assertInvalid(rdv("127.0.0.1:29500").rank(0).worldSize(1),
-                "Unsupported init method '127.0.0.1:29500': expected env://, tcp://host:port or file:///path");
+                "Unsupported init method '127.0.0.1:29500': expected env://, tcp://host:port, file:///path"
+                        + " (etcd:// and zookeeper:// need ferry-store-etcd or ferry-store-zookeeper on the class path)");
         assertThatThrownBy(() -> rdv("tcp://host:notaport").rank(0).worldSize(1).build().connect())
                 .isInstanceOfSatisfying(RpcException.class, e -> {
                     assertThat(e.code()).isEqualTo(Code.INVALID_ARGUMENT);

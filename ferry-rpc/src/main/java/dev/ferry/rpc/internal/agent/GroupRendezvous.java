@@ -20,7 +20,7 @@ import java.util.TreeSet;
  *
  * <pre>
  *   worker:  slot = add("join", 1) - 1        // 0 .. worldSize-1; beyond that: group is full
- *            set("worker/" + slot, "rank|name|address")
+ *            set("worker/" + slot, "rank|name|address")   // ephemeral where the store has sessions
  *            waitFor("worker/0" .. "worker/" + (worldSize-1))
  *            read them all, check ranks and names are unique
  * </pre>
@@ -38,7 +38,13 @@ final class GroupRendezvous {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " (rank " + self.id()
                     + ") cannot join: the group of world size " + worldSize + " is already complete");
         }
-        store.set(SLOT_PREFIX + slot, encode(self, address));
+        // On a store with sessions (etcd, ZooKeeper) the registration dies with this worker, so a
+        // worker lost before the group formed is reported missing instead of counted in.
+        if (store.hasSessions()) {
+            store.setEphemeral(SLOT_PREFIX + slot, encode(self, address));
+        } else {
+            store.set(SLOT_PREFIX + slot, encode(self, address));
+        }
         List<String> keys = new ArrayList<>(worldSize);
         for (int i = 0; i < worldSize; i++) {
             keys.add(SLOT_PREFIX + i);
@@ -48,7 +54,9 @@ final class GroupRendezvous {
         } catch (StoreTimeoutException e) {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "rendezvous of " + worldSize
                     + " workers did not complete within " + timeout + ": ranks " + missingRanks(store, keys, worldSize)
-                    + " never arrived (worker " + self.name() + " is rank " + self.id() + ")", e);
+                    // ephemeral registrations also vanish when a worker gives up and leaves first
+                    + (store.hasSessions() ? " never arrived or left" : " never arrived")
+                    + " (worker " + self.name() + " is rank " + self.id() + ")", e);
         }
         List<WorkerDirectory.Entry> entries = new ArrayList<>(worldSize);
         for (String key : keys) {

@@ -12,13 +12,16 @@ import java.util.Objects;
 
 /**
  * A parsed init method URL: {@code env://}, {@code tcp://host:port} or {@code file:///path}, each
- * optionally followed by {@code ?rank=R&world_size=N} as c10d allows. Only syntax is checked here;
- * what each scheme requires is checked by the rendezvous, which knows the rank and world size.
+ * optionally followed by {@code ?rank=R&world_size=N} as c10d allows, or a URL of a scheme a
+ * {@link dev.ferry.rpc.spi.StoreProvider} opens (only its query is parsed here; the provider reads
+ * the rest). Only syntax is checked here; what each scheme requires is checked by the rendezvous,
+ * which knows the rank and world size.
  *
  * @param scheme {@code env}, {@code tcp} or {@code file}
  * @param host the host of a tcp URL (IPv6 without brackets), else null
  * @param port the port of a tcp URL, or -1 if absent
- * @param path the path of a file URL, or empty if absent
+ * @param path the path of a file URL, or empty if absent; for a provider's scheme everything
+ *     between {@code ://} and the query
  * @param query the decoded query parameters
  */
 public record InitMethodUrl(String scheme, String host, int port, String path, Map<String, String> query) {
@@ -31,10 +34,18 @@ public record InitMethodUrl(String scheme, String host, int port, String path, M
      * @throws RpcException INVALID_ARGUMENT for an unsupported scheme or a malformed URL
      */
     public static InitMethodUrl parse(String url) {
+        return parse(url, java.util.Set.of());
+    }
+
+    /**
+     * @param providedSchemes the schemes store providers open, accepted besides the built-in ones
+     * @throws RpcException INVALID_ARGUMENT for an unsupported scheme or a malformed URL
+     */
+    public static InitMethodUrl parse(String url, java.util.Set<String> providedSchemes) {
         Objects.requireNonNull(url, "initMethod");
         int schemeEnd = url.indexOf("://");
         if (schemeEnd <= 0) {
-            throw unsupported(url);
+            throw unsupported(url, providedSchemes);
         }
         String scheme = url.substring(0, schemeEnd);
         String rest = url.substring(schemeEnd + 3);
@@ -47,7 +58,12 @@ public record InitMethodUrl(String scheme, String host, int port, String path, M
             case "file" -> new InitMethodUrl(scheme, null, -1, authorityAndPath.startsWith("/") ? authorityAndPath : "",
                     query);
             case "tcp" -> parseTcp(url, authorityAndPath, query);
-            default -> throw unsupported(url);
+            default -> {
+                if (!providedSchemes.contains(scheme)) {
+                    throw unsupported(url, providedSchemes);
+                }
+                yield new InitMethodUrl(scheme, null, -1, authorityAndPath, query);
+            }
         };
     }
 
@@ -90,8 +106,14 @@ public record InitMethodUrl(String scheme, String host, int port, String path, M
         return params;
     }
 
-    private static RpcException unsupported(String url) {
+    private static RpcException unsupported(String url, java.util.Set<String> providedSchemes) {
+        StringBuilder expected = new StringBuilder("env://, tcp://host:port, file:///path");
+        for (String scheme : providedSchemes) {
+            expected.append(", ").append(scheme).append("://");
+        }
+        String hint = providedSchemes.contains("etcd") && providedSchemes.contains("zookeeper") ? ""
+                : " (etcd:// and zookeeper:// need ferry-store-etcd or ferry-store-zookeeper on the class path)";
         return new RpcException(Code.INVALID_ARGUMENT, "Unsupported init method '" + url
-                + "': expected env://, tcp://host:port or file:///path");
+                + "': expected " + expected + hint);
     }
 }
