@@ -21,6 +21,8 @@ import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
 import dev.ferry.rpc.internal.observe.AgentMBean;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.CallObservers;
+import dev.ferry.rpc.internal.observe.ObservedCall;
 import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
@@ -38,6 +40,7 @@ import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.PeerListener;
+import dev.ferry.rpc.spi.CallObserver;
 import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TrustedFunctions;
 import dev.ferry.rpc.store.Store;
@@ -98,6 +101,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final ObjectCodec codec;
     private final List<CallInterceptor> interceptors;
     private final List<PeerListener> peerListeners = withServiceLoaded(List.of(), PeerListener.class);
+    private final CallObservers observers;
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
@@ -133,6 +137,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes(), trustedClasses()),
                 classLoader());
         this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
+        this.observers = new CallObservers(withServiceLoaded(List.of(), CallObserver.class));
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
                 options.outOfBandThreshold(),
@@ -193,8 +198,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         Duration timeout = options.rendezvousTimeout();
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
-        incoming = new IncomingCalls(this, self, codec, resolver, interceptors, options.numWorkerThreads(), rrefs,
-                throttle, counters, options.spinTime().toNanos(),
+        incoming = new IncomingCalls(this, self, codec, resolver, interceptors, observers, options.numWorkerThreads(),
+                rrefs, throttle, counters, options.spinTime().toNanos(),
                 task -> timer.schedule(task, WATCHDOG_NANOS), peer -> connections.get(peer));
         laneCalls = new LaneCalls(transport.syncLanes(), groupId, self.name(), options.maxMessageBytes());
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
@@ -357,12 +362,16 @@ public final class DefaultRpcAgent implements RpcAgent {
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
+        ObservedCall observed = system ? null : observers.call(info, headers, start);
         EncodedPayload payload = codec.encode(new CallRequest(function, args), headers);
+        if (observed != null) {
+            observed.encoded(payload.totalBytes());
+        }
         RpcFuture<Object> future = new RpcFuture<>();
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
-        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start);
+        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed);
         if (!system) {
             counters.sent(payload.totalBytes());
         }
@@ -431,6 +440,11 @@ public final class DefaultRpcAgent implements RpcAgent {
                     + (state == State.CLOSED ? " has been shut down" : " is not initialized yet"));
         }
         return workers;
+    }
+
+    @Override
+    public AutoCloseable addCallObserver(CallObserver observer) {
+        return observers.add(observer);
     }
 
     @Override
@@ -614,6 +628,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                         connection.attachment());
                 return;
             }
+            call.answered(message.payloadBytes());
             try {
                 if (message.kind() == MessageKind.ERROR) {
                     RemoteErrorInfo error = codec.decode(message.inBand(), message.outOfBand(), RemoteErrorInfo.class);

@@ -10,6 +10,8 @@ import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.CallObservers;
+import dev.ferry.rpc.internal.observe.ObservedRequest;
 import dev.ferry.rpc.internal.observe.RpcHandleEvent;
 import dev.ferry.rpc.internal.rref.OwnerState;
 import dev.ferry.rpc.internal.rref.RRefContext;
@@ -68,6 +70,7 @@ final class IncomingCalls {
     private final ObjectCodec codec;
     private final FunctionResolver resolver;
     private final List<CallInterceptor> interceptors;
+    private final CallObservers observers;
     private final RequestLimiter limiter;
     private final ExecutorService executor;
     /** Runs requests while free, spinning between them (null: every request gets a virtual thread). */
@@ -83,7 +86,8 @@ final class IncomingCalls {
     private final Function<WorkerInfo, CompletableFuture<Connection>> connectionTo;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
-                  List<CallInterceptor> interceptors, int numWorkerThreads, RRefContext rrefs, ReadThrottle throttle,
+                  List<CallInterceptor> interceptors, CallObservers observers, int numWorkerThreads, RRefContext rrefs,
+                  ReadThrottle throttle,
                   CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule,
                   Function<WorkerInfo, CompletableFuture<Connection>> connectionTo) {
         this.connectionTo = connectionTo;
@@ -95,6 +99,7 @@ final class IncomingCalls {
         this.codec = codec;
         this.resolver = resolver;
         this.interceptors = interceptors;
+        this.observers = observers;
         this.limiter = new RequestLimiter(numWorkerThreads);
         // One name for all (no per-thread counter): a request's thread is created per request, and
         // numbering them cost a string per call.
@@ -133,6 +138,7 @@ final class IncomingCalls {
             }
         }
         OwnerState owner = created;
+        ObservedRequest observed = counted ? observers.request(caller, message.headers(), message.payloadBytes()) : null;
         if (message.headers().contains(SystemCalls.INLINE)) {
             // RRef control messages and fetches never block (a fetch replies when the value is
             // there): run them here and save a thread hand-off each.
@@ -141,7 +147,7 @@ final class IncomingCalls {
         }
         if (connection.runsRequestsInline()) {
             // A synchronous-exchange lane's own thread: it may block, and nothing else waits for it.
-            runInline(new Request(connection, caller, message, counted, owner, null));
+            runInline(new Request(connection, caller, message, counted, owner, null, observed));
             return;
         }
         Decoded decoded = null;
@@ -152,11 +158,11 @@ final class IncomingCalls {
             // request thread would be most of what it costs.
             decoded = decodeHere(message);
             if (decoded.runsHere(resolver)) {
-                runHere(connection, caller, message, owner, decoded);
+                runHere(connection, caller, message, owner, decoded, observed);
                 return;
             }
         }
-        Request request = new Request(connection, caller, message, counted, owner, decoded);
+        Request request = new Request(connection, caller, message, counted, owner, decoded, observed);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
         }
@@ -189,10 +195,10 @@ final class IncomingCalls {
 
     /** Runs a {@link DirectExecution} function on this transport thread, as the agent's. */
     private void runHere(Connection connection, WorkerInfo caller, InboundMessage message, OwnerState created,
-                         Decoded decoded) {
+                         Decoded decoded, ObservedRequest observed) {
         RpcAgent previous = CurrentAgent.enter(agent);
         try {
-            run(connection, caller, message, true, created, decoded);
+            run(connection, caller, message, true, created, decoded, observed);
         } finally {
             CurrentAgent.restore(previous);
         }
@@ -272,10 +278,13 @@ final class IncomingCalls {
         final OwnerState created;
         /** Decoded already on the transport thread, or null. */
         final Decoded decoded;
+        /** Its timeline for the call observers following it, or null. */
+        final ObservedRequest observed;
 
         Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
-                Decoded decoded) {
+                Decoded decoded, ObservedRequest observed) {
             this.decoded = decoded;
+            this.observed = observed;
             this.connection = connection;
             this.caller = caller;
             this.message = message;
@@ -285,7 +294,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created, decoded);
+            IncomingCalls.this.run(connection, caller, message, counted, created, decoded, observed);
         }
     }
 
@@ -307,13 +316,19 @@ final class IncomingCalls {
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created) {
-        run(connection, caller, message, counted, created, null);
+        run(connection, caller, message, counted, created, null, null);
     }
 
-    /** As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code decoded} if already. */
+    /**
+     * As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code decoded} if
+     * already, {@code observed} if call observers follow it.
+     */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created, Decoded decoded) {
+                     OwnerState created, Decoded decoded, ObservedRequest observed) {
         long start = System.nanoTime();
+        if (observed != null) {
+            observed.started(start);
+        }
         CallInfo info = null;
         boolean replyLater = false;
         boolean handlerReturned = false;
@@ -322,6 +337,9 @@ final class IncomingCalls {
         try {
             CallRequest request = decoded != null ? decoded.awaitConfirmed() : decodeWithConfirmedRRefs(message);
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
+            if (observed != null) {
+                observed.decoded(info);
+            }
             FunctionInvoker invoker = resolver.resolve(request.function());
             Object[] args = request.args() == null ? new Object[0] : request.args();
             if (message.headers().contains(AgentRRefHost.RECEIVER)) {
@@ -337,15 +355,19 @@ final class IncomingCalls {
                 activeAsync.incrementAndGet();
                 CallInfo asyncInfo = info;
                 pending.addDoneCallback(done -> {
+                    if (observed != null) {
+                        observed.handlerEnded(true);
+                    }
                     if (counted) {
                         counters.handled(!done.failed(), System.nanoTime() - start);
                     }
                     try {
                         if (done.failed()) {
                             storeError(created, done.exceptionNow());
-                            replyError(connection, asyncInfo, done.exceptionNow(), !counted);
+                            replyError(connection, asyncInfo, done.exceptionNow(), !counted, observed);
                         } else {
-                            replyOrStore(connection, asyncInfo, created, done.value(), message.headers(), !counted);
+                            replyOrStore(connection, asyncInfo, created, done.value(), message.headers(), !counted,
+                                    observed);
                         }
                     } finally {
                         activeAsync.decrementAndGet();
@@ -355,20 +377,27 @@ final class IncomingCalls {
                     }
                 });
             } else {
+                if (observed != null) {
+                    observed.handlerEnded(false);
+                }
                 if (counted) {
                     // Counted before the answer leaves, so a caller that has it finds it counted.
                     counters.handled(true, System.nanoTime() - start);
                     handlerReturned = true;
                 }
-                replyOrStore(connection, info, created, result, message.headers(), !counted);
+                replyOrStore(connection, info, created, result, message.headers(), !counted, observed);
             }
         } catch (Throwable failure) {
+            if (observed != null && !replyLater && !handlerReturned) {
+                observed.handlerEnded(false);
+            }
             if (counted && !replyLater && !handlerReturned) {
                 counters.handled(false, System.nanoTime() - start);
             }
             outcome = CallEvents.outcome(failure);
             storeError(created, failure);
-            replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted);
+            replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted,
+                    observed);
         } finally {
             CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
                     replyLater, outcome);
@@ -405,12 +434,12 @@ final class IncomingCalls {
      * {@code toHere()}, then finds its reference confirmed instead of waiting for one more message.
      */
     private void replyOrStore(Connection connection, CallInfo info, OwnerState created, Object result,
-                              CallHeaders requestHeaders, boolean system) {
+                              CallHeaders requestHeaders, boolean system, ObservedRequest observed) {
         if (created == null) {
-            reply(connection, info, result, requestHeaders, system);
+            reply(connection, info, result, requestHeaders, system, observed);
             return;
         }
-        reply(connection, info, Boolean.TRUE, requestHeaders, system);
+        reply(connection, info, Boolean.TRUE, requestHeaders, system, observed);
         created.setValue(result);
     }
 
@@ -449,7 +478,8 @@ final class IncomingCalls {
                 + (result == null ? "null" : result.getClass().getName()));
     }
 
-    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders, boolean system) {
+    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders, boolean system,
+                       ObservedRequest observed) {
         CallHeaders headers = CallHeaders.empty();
         EncodedPayload payload;
         try {
@@ -459,13 +489,22 @@ final class IncomingCalls {
             payload = codec.encode(result, headers);
         } catch (Throwable failure) {
             replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system);
+                    "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system,
+                    observed);
             return;
+        }
+        if (observed != null) {
+            observed.ended(info, payload.totalBytes(), null);
         }
         send(connection, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload), system);
     }
 
     private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system) {
+        replyError(connection, info, failure, system, null);
+    }
+
+    private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system,
+                            ObservedRequest observed) {
         if (abandoning) {
             // The caller should learn that this worker went away, not see our interruption.
             failure = new RpcException(RpcException.Code.UNAVAILABLE, self.name() + " shut down while running "
@@ -479,6 +518,9 @@ final class IncomingCalls {
         } catch (RuntimeException e) {
             payload = codec.encode(RemoteErrorInfo.of(new RpcException(RpcException.Code.INTERNAL,
                     failure.getClass().getName() + ": " + failure.getMessage())));
+        }
+        if (observed != null) {
+            observed.ended(info, payload.totalBytes(), failure);
         }
         send(connection, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload), system);
     }

@@ -3,6 +3,7 @@ package dev.ferry.rpc.internal.agent;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.ObservedCall;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.transport.Connection;
@@ -38,10 +39,13 @@ final class PendingCall {
     private final CallCounters counters;
     /** When the call was made ({@link System#nanoTime()}), for how long it took. */
     private final long startNanos;
+    /** Its timeline, for the call observers following it; null when none does. */
+    private final ObservedCall observed;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
-                RpcCallEvent event, CallCounters counters, long startNanos) {
+                RpcCallEvent event, CallCounters counters, long startNanos, ObservedCall observed) {
         this.startNanos = startNanos;
+        this.observed = observed;
         this.function = function;
         this.id = id;
         this.info = info;
@@ -49,6 +53,13 @@ final class PendingCall {
         this.system = system;
         this.event = event;
         this.counters = system ? null : counters;
+    }
+
+    /** Its answer, {@code bytes} long, was read (the next step decodes it). */
+    void answered(long bytes) {
+        if (observed != null) {
+            observed.answered(bytes);
+        }
     }
 
     /** Completes the caller's future with the answer. */
@@ -71,6 +82,9 @@ final class PendingCall {
 
     private void end(Throwable failure) {
         CallEvents.finish(event, failure);
+        if (observed != null) {
+            observed.ended(failure);
+        }
         if (counters != null) {
             counters.answered(failure, System.nanoTime() - startNanos);
         }
