@@ -23,6 +23,7 @@ import dev.ferry.rpc.internal.observe.AgentMBean;
 import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.CallObservers;
 import dev.ferry.rpc.internal.observe.ObservedCall;
+import dev.ferry.rpc.internal.observe.ProfileRecorder;
 import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
@@ -102,6 +103,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final List<CallInterceptor> interceptors;
     private final List<PeerListener> peerListeners = withServiceLoaded(List.of(), PeerListener.class);
     private final CallObservers observers;
+    private final ProfileRecorder profiles;
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
@@ -136,8 +138,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
         this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes(), trustedClasses()),
                 classLoader());
-        this.interceptors = withServiceLoaded(options.interceptors(), CallInterceptor.class);
-        this.observers = new CallObservers(withServiceLoaded(List.of(), CallObserver.class));
+        this.profiles = new ProfileRecorder(self.name());
+        this.interceptors = withProfiles(withServiceLoaded(options.interceptors(), CallInterceptor.class), profiles);
+        this.observers = new CallObservers(withProfiles(withServiceLoaded(List.of(), CallObserver.class), profiles));
         this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
                 options.outOfBandThreshold(),
@@ -236,6 +239,29 @@ public final class DefaultRpcAgent implements RpcAgent {
             }
         }
         return List.copyOf(all);
+    }
+
+    /** {@code all} and the agent's profile recorder, which is both an interceptor and an observer. */
+    private static <T> List<T> withProfiles(List<T> all, T recorder) {
+        List<T> with = new ArrayList<>(all);
+        with.add(recorder);
+        return List.copyOf(with);
+    }
+
+    /** This agent's part of the {@link dev.ferry.rpc.RpcProfiler}. */
+    public ProfileRecorder profileRecorder() {
+        return profiles;
+    }
+
+    /**
+     * Asks {@code worker} for (and removes there) the spans of profile {@code id}, as
+     * {@link ProfileRecorder#encode} writes them; one of Ferry's own calls.
+     */
+    @SuppressWarnings("unchecked")
+    public RpcFuture<Object[]> collectProfile(WorkerInfo worker, String id) {
+        dev.ferry.rpc.RpcFunction1<String, Object[]> take = SystemCalls::profileSpans;
+        RpcFuture<?> spans = invokeSystem(worker, take, new Object[] {id}, null);
+        return (RpcFuture<Object[]>) spans;
     }
 
     WorkerDirectory directory() {

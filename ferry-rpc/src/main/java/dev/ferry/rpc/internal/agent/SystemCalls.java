@@ -45,6 +45,12 @@ public final class SystemCalls {
         throw new RpcException(RpcException.Code.ILLEGAL_STATE, "system call outside of a Ferry request handler");
     }
 
+    /** This worker's spans of an {@link dev.ferry.rpc.RpcProfiler}'s profile, for the profiler at its close. */
+    static Object[] profileSpans(String id) {
+        DefaultRpcAgent agent = agent();
+        return dev.ferry.rpc.internal.observe.ProfileRecorder.encode(agent.profileRecorder().take(id));
+    }
+
     /** Does nothing: a carrier for headers the callee acts on when it reads them (RRef deletes). */
     static Boolean ack() {
         return Boolean.TRUE;
