@@ -92,7 +92,7 @@ final class Elementwise {
 
     static Tensor mul(Tensor a, Tensor b) {
         Tensor out = binary(BinaryOp.MUL, a, b, arithmeticType(a, b), 1);
-        return Grad.of("MulBackward0", a, b).saving(a, b).record(out, g -> new Tensor[] {
+        return Grad.of("MulBackward0", a, b).saving(Grad.readFor(b, a), Grad.readFor(a, b)).record(out, g -> new Tensor[] {
                 a.requiresGrad() ? reduceTo(g.mul(b), a.shapeRef()) : null,
                 b.requiresGrad() ? reduceTo(g.mul(a), b.shapeRef()) : null});
     }

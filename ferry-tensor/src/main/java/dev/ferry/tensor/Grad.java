@@ -48,10 +48,34 @@ final class Grad {
         return false;
     }
 
-    /** Tensors the backward lambda reads: modifying one in place later makes backward fail. */
+    /**
+     * Tensors the backward lambda reads: modifying one in place later makes backward fail. Null
+     * entries (see {@link #readFor}) are skipped.
+     */
     Grad saving(Tensor... tensors) {
-        this.saved = tensors;
+        int kept = 0;
+        for (Tensor t : tensors) {
+            kept += t != null ? 1 : 0;
+        }
+        Tensor[] nonNull = new Tensor[kept];
+        for (int i = 0, k = 0; i < tensors.length; i++) {
+            if (tensors[i] != null) {
+                nonNull[k++] = tensors[i];
+            }
+        }
+        this.saved = nonNull;
         return this;
+    }
+
+    /**
+     * {@code read} if the backward reads it, i.e. if {@code input}, whose gradient needs it, requires
+     * grad; else null (for {@link #saving}). PyTorch saves by the same rule. It matters for the
+     * products: a layer whose input needs no gradient does not read its weight in backward, so an
+     * optimizer step on that weight before the backward (another trainer's, on a shared model) is no
+     * error.
+     */
+    static Tensor readFor(Tensor input, Tensor read) {
+        return input != null && input.requiresGrad() ? read : null;
     }
 
     /** Attaches a node to {@code out} if recording is needed; returns {@code out}. */

@@ -31,7 +31,7 @@ final class Linalg {
         DType dt = commonType(a, b, "mm");
         Tensor out = Tensor.allocate(dt, new int[] {a.size(0), b.size(1)});
         Gemm.mm(a, b, out, 0);
-        return Grad.of("MmBackward0", a, b).saving(a, b).record(out, g -> new Tensor[] {
+        return Grad.of("MmBackward0", a, b).saving(Grad.readFor(b, a), Grad.readFor(a, b)).record(out, g -> new Tensor[] {
                 a.requiresGrad() ? g.mm(b.t()) : null,
                 b.requiresGrad() ? a.t().mm(g) : null});
     }
@@ -60,7 +60,7 @@ final class Linalg {
         }
         Gemm.mm(x, w.detach().t(), out, beta);
         Tensor[] inputs = bias == null ? new Tensor[] {x, w} : new Tensor[] {x, w, bias};
-        return Grad.of("AddmmBackward0", inputs).saving(x, w).record(out, g -> {
+        return Grad.of("AddmmBackward0", inputs).saving(Grad.readFor(w, x), Grad.readFor(x, w)).record(out, g -> {
             Tensor[] grads = new Tensor[inputs.length];
             grads[0] = x.requiresGrad() ? g.mm(w) : null;
             grads[1] = w.requiresGrad() ? g.t().mm(x) : null;
@@ -88,7 +88,7 @@ final class Linalg {
         for (int i = 0; i < batch; i++) {
             Gemm.mm(ad.select(0, i), bd.select(0, i), out.detach().select(0, i), 0);
         }
-        return Grad.of("BmmBackward0", a, b).saving(a, b).record(out, g -> new Tensor[] {
+        return Grad.of("BmmBackward0", a, b).saving(Grad.readFor(b, a), Grad.readFor(a, b)).record(out, g -> new Tensor[] {
                 a.requiresGrad() ? g.bmm(b.transpose(1, 2)) : null,
                 b.requiresGrad() ? a.transpose(1, 2).bmm(g) : null});
     }

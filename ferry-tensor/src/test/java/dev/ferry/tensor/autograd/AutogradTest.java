@@ -134,6 +134,26 @@ class AutogradTest {
     }
 
     @Test
+    void aWeightTheBackwardDoesNotReadMayChangeBeforeIt() {
+        Tensor w1 = Tensors.ones(2, 3).requiresGrad_(true);
+        Tensor w2 = Tensors.ones(1, 2).requiresGrad_(true);
+        Tensor x = Tensors.ones(4, 3); // data: needs no gradient, so w1 is not read by the backward
+        Tensor loss = Tensors.linear(Tensors.linear(x, w1, null), w2, null).sum();
+        try (var scope = Autograd.noGrad()) {
+            w1.add_(1); // e.g. another trainer's optimizer step on a shared model
+        }
+        loss.backward();
+        assertThat(w1.grad().equal(Tensors.full(4, 2, 3))).isTrue();
+
+        Tensor again = Tensors.linear(Tensors.linear(x, w1, null), w2, null).sum();
+        try (var scope = Autograd.noGrad()) {
+            w2.add_(1); // read for the gradient of w2's input
+        }
+        assertThatThrownBy(again::backward).hasMessageContaining("modified by an inplace operation")
+                .hasMessageContaining("AddmmBackward0");
+    }
+
+    @Test
     void clearErrors() {
         Tensor x = Tensors.of(1.0, 2.0).requiresGrad_(true);
         assertThatThrownBy(() -> x.mul(2).backward()).hasMessageContaining("only for scalar outputs");
