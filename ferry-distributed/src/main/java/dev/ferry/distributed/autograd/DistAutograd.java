@@ -150,6 +150,36 @@ public final class DistAutograd {
         return lookup(Objects.requireNonNull(agent, "agent"), contextId).gradients();
     }
 
+    /**
+     * Runs {@code action} once context {@code contextId} has left this worker of the current agent:
+     * closed by its creator (whose release reaches every worker the context reached), or released
+     * because its creator was lost. Runs it at once, on this thread, if the context is not here
+     * (any more). For what a worker keeps per context, such as a model a parameter server lends to
+     * one training step at a time:
+     *
+     * <pre>{@code
+     * long context = DistAutograd.currentContextId();       // in a handler of a call made in a context
+     * DistAutograd.whenReleased(context, () -> turns.leave(context));
+     * }</pre>
+     *
+     * <p>The action runs on the thread that releases the context (the one closing it, one handling a
+     * release from another worker, or the agent's timer thread): keep it short and never wait there.
+     */
+    public static void whenReleased(long contextId, Runnable action) {
+        whenReleased(Rpc.current(), contextId, action);
+    }
+
+    /** {@link #whenReleased(long, Runnable)} on {@code agent}'s part of the context. */
+    public static void whenReleased(RpcAgent agent, long contextId, Runnable action) {
+        Objects.requireNonNull(action, "action");
+        ContextState state = ContextContainer.of(Objects.requireNonNull(agent, "agent")).find(contextId);
+        if (state == null) {
+            action.run();
+        } else {
+            state.whenReleased(action);
+        }
+    }
+
     /** The context of this thread if it has that id (and belongs to {@code agent}), else the agent's. */
     private static ContextState lookup(RpcAgent agent, long contextId) {
         ContextState current = CurrentContext.get();

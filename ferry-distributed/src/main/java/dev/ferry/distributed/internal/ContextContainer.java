@@ -78,9 +78,18 @@ public final class ContextContainer {
         return state;
     }
 
-    /** Drops context {@code id} here; returns it, or null if it was not here. */
+    /** Drops context {@code id} here (running its release actions); returns it, or null if it was not here. */
     public ContextState remove(long id) {
-        return contexts.remove(id);
+        ContextState removed = contexts.remove(id);
+        if (removed != null) {
+            removed.released();
+        }
+        return removed;
+    }
+
+    /** Context {@code id} if it is here, else null. */
+    public ContextState find(long id) {
+        return contexts.get(id);
     }
 
     /**
@@ -90,6 +99,7 @@ public final class ContextContainer {
     void releaseCreatedBy(int creator) {
         for (ContextState context : contexts.values()) {
             if (creatorOf(context.id()) == creator && contexts.remove(context.id(), context)) {
+                context.released();
                 GradientCalls.releaseElsewhere(context, creator);
             }
         }

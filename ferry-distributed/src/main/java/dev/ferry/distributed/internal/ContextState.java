@@ -29,6 +29,8 @@ public final class ContextState {
     private final Map<Long, RecvRpcBackward> recvFunctions = new ConcurrentHashMap<>();
     private final Map<Tensor, Tensor> gradients = new IdentityHashMap<>();
     private final Set<Integer> knownWorkers = ConcurrentHashMap.newKeySet();
+    /** What to run once the context leaves this worker; null once it has. Guarded by this. */
+    private List<Runnable> onRelease = new ArrayList<>();
 
     ContextState(long id, ContextContainer container) {
         this.id = id;
@@ -106,6 +108,32 @@ public final class ContextState {
     public Map<Tensor, Tensor> gradients() {
         synchronized (gradients) {
             return new IdentityHashMap<>(gradients);
+        }
+    }
+
+    /**
+     * Runs {@code action} once this context has left this worker, or at once (on this thread) if
+     * it already has.
+     */
+    public void whenReleased(Runnable action) {
+        synchronized (this) {
+            if (onRelease != null) {
+                onRelease.add(action);
+                return;
+            }
+        }
+        action.run();
+    }
+
+    /** Called once, by the container that removed this context: runs the release actions. */
+    void released() {
+        List<Runnable> actions;
+        synchronized (this) {
+            actions = onRelease;
+            onRelease = null;
+        }
+        if (actions != null) {
+            actions.forEach(Runnable::run);
         }
     }
 

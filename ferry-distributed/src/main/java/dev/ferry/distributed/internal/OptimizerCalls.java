@@ -8,9 +8,18 @@ import dev.ferry.tensor.optim.Optimizer;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /** What {@code DistributedOptimizer} runs on the workers that own parameters. */
 public final class OptimizerCalls {
+    /**
+     * Serializes the steps of every local optimizer of this process, as PyTorch's
+     * {@code _LocalOptimizer.global_lock} does: two trainers' {@code DistributedOptimizer}s hold two
+     * local optimizers over the same parameters on their owner, and their updates must not interleave.
+     * Per process, not per agent: a process is one worker outside tests.
+     */
+    private static final Object STEPS = new Object();
+
     private OptimizerCalls() {
     }
 
@@ -30,7 +39,10 @@ public final class OptimizerCalls {
 
     /** One step of the local optimizer with this worker's gradients of context {@code contextId}. */
     public static Boolean step(Optimizer optimizer, long contextId) {
-        optimizer.step(DistAutograd.getGradients(Rpc.current(), contextId));
+        Map<Tensor, Tensor> gradients = DistAutograd.getGradients(Rpc.current(), contextId);
+        synchronized (STEPS) {
+            optimizer.step(gradients);
+        }
         return Boolean.TRUE;
     }
 }

@@ -33,9 +33,10 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>The factory is sent as a function reference (a method reference, or a lambda with its
- * captured values), so its class must be on every owner's class path. Steps of one local
- * optimizer are serialized ({@link Optimizer#step(List)} is synchronized), as PyTorch's lock does.
- * Closing releases the remote optimizers.
+ * captured values), so its class must be on every owner's class path. Concurrent steps on one
+ * worker are serialized, those of different {@code DistributedOptimizer}s too (several trainers
+ * stepping one parameter server's parameters), as PyTorch's {@code _LocalOptimizer} lock does; steps
+ * on different workers are not ordered. Closing releases the remote optimizers.
  */
 public final class DistributedOptimizer implements AutoCloseable {
     private final List<RRef<? extends Optimizer>> optimizers;

@@ -105,4 +105,15 @@ public final class AutogradFunctions {
     public static Long contextIdSeenByHandler() {
         return DistAutograd.currentContextId();
     }
+
+    /** Contexts whose release the workers saw, as {@code "workerN:id"}. */
+    public static final java.util.Set<String> RELEASED = ConcurrentHashMap.newKeySet();
+
+    /** Notes, on the worker running it, when the caller's context leaves that worker. */
+    public static Boolean noteRelease() {
+        String worker = Rpc.getWorkerInfo().name();
+        long context = DistAutograd.currentContextId();
+        DistAutograd.whenReleased(context, () -> RELEASED.add(worker + ":" + context));
+        return Boolean.TRUE;
+    }
 }

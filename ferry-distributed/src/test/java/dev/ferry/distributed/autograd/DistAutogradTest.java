@@ -53,6 +53,21 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void releaseActionsRunWhenTheContextLeavesTheWorker() {
+        long id;
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            id = context.id();
+            worker0.rpcSync("worker1", AutogradFunctions::noteRelease);
+            assertThat(AutogradFunctions.RELEASED).doesNotContain("worker1:" + id);
+        }
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(AutogradFunctions.RELEASED).contains("worker1:" + id));
+        java.util.concurrent.atomic.AtomicBoolean ran = new java.util.concurrent.atomic.AtomicBoolean();
+        DistAutograd.whenReleased(worker0, id, () -> ran.set(true)); // gone already: at once
+        assertThat(ran).isTrue();
+    }
+
+    @Test
     void aPassFollowsANestedChainAcrossThreeWorkers() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             Tensor t = Tensors.rand(2, 3).requiresGrad_(true);

@@ -43,6 +43,23 @@ class RemoteTrainingTest extends ThreeWorkers {
     }
 
     @Test
+    void stepsOfTwoOptimizersOverOneWorkersParametersNeverInterleave() throws Exception {
+        try (RemoteModule<Linear> shared = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
+             DistributedOptimizer first = new DistributedOptimizer(worker0, TrainingFunctions::overlapProbe,
+                     shared.remoteParameters());
+             DistributedOptimizer second = new DistributedOptimizer(worker0, TrainingFunctions::overlapProbe,
+                     shared.remoteParameters());
+             DistAutogradContext context = DistAutograd.context(worker0)) {
+            context.backward(List.of(shared.forward(Tensors.ones(2, 3)).sum()));
+            // Two trainers' steps at once, each over the same parameters of worker1.
+            var stepping = java.util.concurrent.CompletableFuture.runAsync(() -> first.step(context.id()));
+            second.step(context.id());
+            stepping.get(30, TimeUnit.SECONDS);
+            assertThat(worker0.rpcSync("worker1", TrainingFunctions::mostAtOnce)).isEqualTo(1);
+        }
+    }
+
+    @Test
     void aFailingConstructorFailsCreate() {
         assertThatThrownBy(() -> RemoteModule.create(worker0, "worker2", TrainingFunctions::failing))
                 .isInstanceOf(RpcException.class)
