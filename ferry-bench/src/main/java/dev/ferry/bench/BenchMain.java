@@ -35,7 +35,11 @@ public final class BenchMain {
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
                                      [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]...
              ferry bench compute ARGS...
-        WORKLOAD   w1 | w2 | w3 | w4 | w5 | w6 | w7 | all (= all seven); see bench/WORKLOADS.md
+        WORKLOAD   one or more of these (bench/WORKLOADS.md), or all (= all seven):
+                     w1  rpcSync round trip              w5  a training step: distributed autograd
+                     w2  rpcAsync with a window of calls     and a DistributedOptimizer
+                     w3  tensor echo, 1 KiB to 128 MiB   w6  init + shutdown, 2, 4 and 8 workers
+                     w4  remote() + RRef.toHere()        w7  nested calls, thread-pool exhaustion
         --repeats  independent runs, fresh worker JVMs each (default 5)
         --quick    tiny counts, to smoke-test the harness (writes *_quick.json)
         --out      result folder (default bench-results/)
@@ -125,7 +129,7 @@ public final class BenchMain {
           }
           if (!ALL.contains(a)) {
             throw new IllegalArgumentException("unknown workload '" + a + "' (expected one of " + ALL
-                + ", all or compute; W5 needs distributed autograd, not implemented yet)");
+                + ", all or compute)");
           }
           workloads.add(a);
         }

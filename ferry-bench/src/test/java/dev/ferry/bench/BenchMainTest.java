@@ -36,7 +36,8 @@ class BenchMainTest {
 
   @Test
   void badArgumentsAreRejected() {
-    assertThatThrownBy(() -> BenchMain.parse(new String[] {"w8"})).hasMessageContaining("unknown workload");
+    assertThatThrownBy(() -> BenchMain.parse(new String[] {"w8"})).hasMessageContaining("unknown workload")
+        .hasMessageNotContaining("not implemented");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w1", "--repeats", "0"})).hasMessageContaining("positive");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w7", "--parts", "nope"})).hasMessageContaining("--parts");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {})).hasMessageContaining("no workload");

@@ -19,10 +19,12 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Model parallelism with distributed autograd, after PyTorch's distributed RNN tutorial: worker0
- * drives a two-layer network whose layers live on worker1 and worker2 ({@link RemoteModule}s). Each
+ * Model parallelism with distributed autograd, the smallest form of it: worker0 drives a two-layer
+ * network whose layers live on worker1 and worker2 ({@link RemoteModule}s). Each
  * step runs the forward pass through both workers inside a distributed autograd context, a backward
  * pass that flows back through them, and a {@link DistributedOptimizer} step on the layers' owners.
+ * {@link DistributedRnn} is the same pattern in PyTorch's tutorial. The data is synthetic (a fixed
+ * seed; nothing is downloaded).
  *
  * <pre>
  * ./ferry run --nproc 3 dev.ferry.examples.SplitModelTraining
@@ -65,24 +67,23 @@ public final class SplitModelTraining {
              RemoteModule<Linear> second = RemoteModule.create("worker2", SplitModelTraining::output)) {
             List<RRef<Tensor>> params = new ArrayList<>(first.remoteParameters());
             params.addAll(second.remoteParameters());
-            double firstLoss = Double.NaN;
-            double loss = Double.NaN;
+            TrainingReport report = new TrainingReport("worker0");
             try (DistributedOptimizer optimizer = new DistributedOptimizer(p -> new SGD(p, 0.2), params)) {
                 for (int step = 1; step <= STEPS; step++) {
+                    report.stepStarts();
                     try (DistAutogradContext context = DistAutograd.context()) {
                         Tensor prediction = second.forward(first.forward(x).relu());
                         Tensor batchLoss = Functional.mseLoss(prediction, y);
                         context.backward(List.of(batchLoss));
                         optimizer.step(context.id());
-                        loss = batchLoss.item();
+                        report.stepDone(batchLoss.item());
                     }
-                    firstLoss = step == 1 ? loss : firstLoss;
                     if (step % 20 == 0) {
-                        log.info("step {} loss {}", step, String.format("%.5f", loss));
+                        log.info("step {} loss {}", step, String.format("%.5f", report.lastLoss()));
                     }
                 }
             }
-            System.out.printf("RESULT loss %.5f -> %.5f%n", firstLoss, loss);
+            report.print();
         }
     }
 }

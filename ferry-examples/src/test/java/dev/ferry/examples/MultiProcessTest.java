@@ -1,16 +1,12 @@
 package dev.ferry.examples;
 
 import dev.ferry.cli.launch.GroupResult;
-import dev.ferry.cli.launch.LineSink;
-import dev.ferry.cli.launch.WorkerGroup;
-import dev.ferry.cli.launch.WorkerGroupSpec;
 import dev.ferry.rpc.testing.TestCertificates;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,17 +23,9 @@ class MultiProcessTest {
 
     private static GroupResult run(String mainClass, int nproc, List<String> lines, Map<String, String> env)
             throws Exception {
-        LineSink sink = (rank, stream, line) -> lines.add(rank + "|" + line);
-        WorkerGroupSpec.Builder builder = WorkerGroupSpec.builder()
-                .nproc(nproc)
-                .mainClass(mainClass)
-                .classpath(System.getProperty("java.class.path"))
-                .sink(sink);
-        env.forEach(builder::putEnv);
-        WorkerGroupSpec spec = builder.build();
-        try (WorkerGroup group = new WorkerGroup(spec).start()) {
-            return group.awaitCompletion(Duration.ofSeconds(90));
-        }
+        ExampleRun run = ExampleRun.of(mainClass, nproc, env, List.of());
+        lines.addAll(run.lines);
+        return run.result;
     }
 
     @Test
@@ -72,38 +60,6 @@ class MultiProcessTest {
         wrong.put("FERRY_TLS_KEYSTORE_PASSWORD", "wrong");
         assertThat(run(HelloCluster.class.getName(), 2, refused, wrong).succeeded()).isFalse();
         assertThat(refused).anyMatch(l -> l.contains("cannot read the key store " + store));
-    }
-
-    @Test
-    void aParameterServerTrainsALinearModelWithTwoTrainers() throws Exception {
-        List<String> lines = new CopyOnWriteArrayList<>();
-        GroupResult result = run(ParameterServer.class.getName(), 3, lines);
-        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
-        for (int trainer = 1; trainer < 3; trainer++) {
-            String prefix = trainer + "|RESULT worker" + trainer + " final loss ";
-            assertThat(lines).anySatisfy(l -> assertThat(l).startsWith(prefix)
-                    .satisfies(x -> assertThat(Double.parseDouble(x.substring(prefix.length()))).isLessThan(0.01)));
-        }
-        String prefix = "0|RESULT max weight error ";
-        assertThat(lines).anySatisfy(l -> {
-            assertThat(l).startsWith(prefix);
-            String[] errors = l.substring(prefix.length()).split(", bias error ");
-            assertThat(Double.parseDouble(errors[0])).isLessThan(0.02);
-            assertThat(Double.parseDouble(errors[1])).isLessThan(0.02);
-        });
-    }
-
-    @Test
-    void aModelSplitOverTwoWorkersTrainsWithDistributedAutograd() throws Exception {
-        List<String> lines = new CopyOnWriteArrayList<>();
-        GroupResult result = run(SplitModelTraining.class.getName(), 3, lines);
-        assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
-        String prefix = "0|RESULT loss ";
-        assertThat(lines).anySatisfy(l -> {
-            assertThat(l).startsWith(prefix);
-            String[] losses = l.substring(prefix.length()).split(" -> ");
-            assertThat(Double.parseDouble(losses[1])).isLessThan(Double.parseDouble(losses[0]) / 4);
-        });
     }
 
     @Test
