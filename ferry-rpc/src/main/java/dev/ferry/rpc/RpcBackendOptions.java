@@ -60,8 +60,9 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>closeTimeout</td><td>10 s</td><td>how long closing a connection gracefully (shutdown, a peer
  *       that leaves) waits for what is queued to be written and for the peer to close its end; then the
  *       connection is closed at once and what was not written fails with {@code TIMEOUT}. 0: at once</td></tr>
- *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet finished above which this
- *       worker stops reading from the connection that brought the last one (resumes below half)</td></tr>
+ *   <tr><td>maxQueuedRequests</td><td>1024</td><td>requests received and not yet started (waiting for one of the
+ *       {@code numWorkerThreads}) above which this worker stops reading from the connection that brought the last
+ *       one (resumes below half)</td></tr>
  *   <tr><td>maxQueuedRequestBytes</td><td>256 MiB</td><td>the same limit counted in payload bytes</td></tr>
  *   <tr><td>spinTime</td><td>200 µs ({@code FERRY_SPIN_MICROS}; 0: off)</td><td>after activity, how long a
  *       transport thread at most polls (yielding) before it blocks, so a request or reply due soon is read
@@ -158,9 +159,11 @@ import javax.net.ssl.SSLContext;
  * range from being reused (the sender falls back to the socket when its segment is full).
  *
  * <p>Backpressure: a worker that stops reading stops reading <em>everything</em> on that
- * connection, answers to its own calls included. A handler that waits on a nested call to the
- * worker flooding it can therefore wait until the queue drains below half; keep
- * {@code maxQueuedRequests} well above the number of such nested calls in flight.
+ * connection, answers to its own calls and nested calls included, but only while requests wait to
+ * start: a request leaves the count when it starts, and a handler that blocks on a nested call
+ * gives its thread back, so the queue drains and reading resumes whatever the calls wait for.
+ * Nested calls never deadlock at any queue limit. A handler that blocks on something other than a
+ * Ferry future (a lock, a latch, {@code CompletableFuture.join()}) keeps its thread meanwhile.
  *
  * <p>Ferry's tensors are CPU-only: {@code "cpu"} is the only device, so the only device map is
  * {@code {"cpu": "cpu"}}. Any other device ({@code "cuda:0"}, {@code "0"}) is rejected with

@@ -578,6 +578,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
         info.put("agent.server_queued_requests", Integer.toString(throttle.queuedRequests()));
         info.put("agent.paused_connections", Integer.toString(throttle.pausedConnections()));
+        info.put("agent.read_pauses", Long.toString(throttle.pauses()));
         counters.putInto(info);
         if (connections != null) {
             connections.kinds().forEach((peer, kind) -> info.put("agent.peer." + peer + ".transport", kind));

@@ -248,7 +248,7 @@ final class IncomingCalls {
                 }
             });
         } catch (RejectedExecutionException e) {
-            throttle.finished(request.message.payloadBytes());
+            throttle.left(request.message.payloadBytes());
             if (request.counted) {
                 finished();
             }
@@ -325,6 +325,9 @@ final class IncomingCalls {
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created, Decoded decoded, ObservedRequest observed) {
+        // Out of the queue the throttle counts: from here on this request runs, or blocks on a
+        // nested call with its permit given back, and never holds up the requests read after it.
+        throttle.left(message.payloadBytes());
         long start = System.nanoTime();
         if (observed != null) {
             observed.started(start);
@@ -401,7 +404,6 @@ final class IncomingCalls {
         } finally {
             CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
                     replyLater, outcome);
-            throttle.finished(message.payloadBytes());
             if (!replyLater && counted) {
                 finished();
             }

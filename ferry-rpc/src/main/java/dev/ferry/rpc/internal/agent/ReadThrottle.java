@@ -8,16 +8,28 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The receiving half of backpressure. Counts requests received and not yet finished (queued for a
- * permit or running), with their payload bytes; at the high mark it pauses reading on the
- * connection that brought the last one, and once both counts are below half it resumes every
- * paused connection. The sender then fills its socket buffer and its send queue, and its callers
- * wait ({@code OutboundQueue}).
+ * The receiving half of backpressure. Counts requests <em>queued</em>: received and not yet
+ * started (waiting for one of the {@code numWorkerThreads} permits, {@link RequestLimiter}), with
+ * their payload bytes. At the high mark it pauses reading on the connection that brought the last
+ * one, and once both counts are below half it resumes every paused connection. The sender then
+ * fills its socket buffer and its send queue, and its callers wait ({@code OutboundQueue}).
  *
  * <pre>
  *   arrived ──▶ queued ≥ max (or bytes ≥ maxBytes) ──▶ pause that connection
- *   finished ─▶ queued ≤ max/2 and bytes ≤ maxBytes/2 ──▶ resume all paused
+ *   left ─────▶ queued ≤ max/2 and bytes ≤ maxBytes/2 ──▶ resume all paused
  * </pre>
+ *
+ * <h2>Why a paused connection always resumes</h2>
+ * A paused connection also holds back what follows the requests in it: answers to this worker's
+ * calls and the peer's nested calls. Counting only requests that have not started is what keeps
+ * that from deadlocking. A request leaves the count when it takes a permit ({@link #left}); the
+ * queue then drains as long as permits come back, and they do: a handler returns its permit when
+ * it finishes and while it blocks on a Ferry future (a nested call, {@code ManagedBlocking}), so
+ * no handler waiting for an answer behind a pause keeps a queued request from starting. (A
+ * first version counted requests until they finished: 1,000 handlers each waiting on a nested
+ * call to their own worker kept the count above 1,024 for good, the nested calls were never
+ * read, and every call timed out.) What the count does not bound is requests blocked on nested
+ * calls: they hold a virtual thread each, as many as the callers have in flight.
  *
  * <p>This class is thread-safe. Pausing and resuming happen under one lock, taken only at the marks.
  */
@@ -27,6 +39,8 @@ final class ReadThrottle {
     private final AtomicInteger requests = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
     private final Set<Connection> paused = ConcurrentHashMap.newKeySet();
+    /** Times a connection was paused, since start. */
+    private final java.util.concurrent.atomic.LongAdder pauses = new java.util.concurrent.atomic.LongAdder();
 
     ReadThrottle(int maxRequests, long maxBytes) {
         this.maxRequests = maxRequests;
@@ -40,6 +54,7 @@ final class ReadThrottle {
         if (queued >= maxRequests || queuedBytes >= maxBytes) {
             synchronized (paused) {
                 if (paused.add(connection)) {
+                    pauses.increment();
                     connection.pauseReading(true);
                 }
                 // Everything may have finished between the count and the pause: nobody would resume.
@@ -50,8 +65,8 @@ final class ReadThrottle {
         }
     }
 
-    /** A request of {@code size} payload bytes finished (or was dropped). */
-    void finished(long size) {
+    /** A request of {@code size} payload bytes left the queue: it started running, or was dropped. */
+    void left(long size) {
         requests.decrementAndGet();
         bytes.addAndGet(-size);
         if (!paused.isEmpty()) {
@@ -66,6 +81,11 @@ final class ReadThrottle {
     /** Connections not being read now. */
     int pausedConnections() {
         return paused.size();
+    }
+
+    /** Times a connection was paused since start. */
+    long pauses() {
+        return pauses.sum();
     }
 
     int queuedRequests() {

@@ -27,9 +27,9 @@ class ReadThrottleTest {
         throttle.arrived(connection, 10);
         assertThat(connection.paused).isTrue();
         assertThat(throttle.pausedConnections()).isEqualTo(1);
-        throttle.finished(10);
+        throttle.left(10);
         assertThat(connection.paused).isTrue(); // 3 queued: not yet at half
-        throttle.finished(10);
+        throttle.left(10);
         assertThat(connection.paused).isFalse();
         assertThat(throttle.pausedConnections()).isZero();
     }
@@ -45,7 +45,7 @@ class ReadThrottleTest {
         connection.beforeFirstPause = () -> {
             Thread finisher = Thread.ofPlatform().start(() -> {
                 for (int i = 0; i < 4; i++) {
-                    throttle.finished(1);
+                    throttle.left(1);
                 }
             });
             try {
@@ -82,7 +82,7 @@ class ReadThrottleTest {
                         if (size < 0) {
                             return;
                         }
-                        throttle.finished(size);
+                        throttle.left(size);
                     }
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
