@@ -83,15 +83,6 @@ import javax.net.ssl.SSLContext;
  *       transport calls {@link System#gc()} rather than touch fresh memory (at most every 5 ms, less often while
  *       collections return nothing; the JDK does the same when direct memory runs out; {@code FERRY_RECEIVE_POOL_GC=0} turns that off, for large
  *       heaps where a full collection is costly); past the limit it uses a fresh buffer per message</td></tr>
- *   <tr><td>bulkConnections</td><td>1 ({@code FERRY_BULK_CONNECTIONS})</td><td>TCP connections per pair of workers
- *       over which one large message (4 MiB or more, without headers) is spread, in contiguous parts, each
- *       connection with an event loop of its own: 1 is the main connection alone; with N, N − 1 bulk connections
- *       are opened on demand (by the worker that opened the main connection, at the first large message either
- *       way) and both directions use them. The receiver writes every part into the same reused memory. A bulk
- *       connection that fails fails only the large messages in flight on it ({@code UNAVAILABLE}, naming it);
- *       the main connection and the others stay, and missing ones are opened again for a later message. Both
- *       workers need the option (the accepting one offers the connections). TCP only; Unix sockets always use one
- *       connection</td></tr>
  *   <tr><td>syncLanes</td><td>4 ({@code FERRY_SYNC_LANES}; {@code false}: 0)</td><td>synchronous-exchange
  *       lanes a worker may open to each peer: an {@code rpcSync} without RRef arguments or call context (up to
  *       16 KiB) goes over an idle one, a socket apart from the connection on which the calling thread writes the
@@ -116,7 +107,7 @@ import javax.net.ssl.SSLContext;
  *       while the segment is full, buffers travel over the socket. Negotiated per connection at connect time;
  *       anything that fails falls back to the socket</td></tr>
  *   <tr><td>authToken</td><td>{@code FERRY_AUTH_TOKEN}, else none</td><td>a secret shared by the group (at least
- *       16 characters): every connection, TCP or Unix socket, main or bulk, starts with both ends proving they hold
+ *       16 characters): every connection, TCP or Unix socket, starts with both ends proving they hold
  *       it (a challenge-response over fresh nonces with HMAC-SHA256; the token never crosses the wire) before
  *       either reads anything else. A peer without it, with another, or anything else that connects is dropped
  *       and the calls that needed it fail with {@link RpcException.Code#UNAUTHENTICATED}; the rest of the group
@@ -126,7 +117,7 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed</td></tr>
  *   <tr><td>tls</td><td>from {@code FERRY_TLS_KEYSTORE}, else none</td><td>an {@link SSLContext} with this worker's
- *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection, main or bulk, and every
+ *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection and every
  *       connection to a {@code tcp://} or {@code env://} rendezvous store (rank 0's server and its clients) is then
  *       TLS with both ends presenting a certificate the other must trust (mutual TLS; host names are checked only with
  *       {@code tlsVerifyHostnames}, and not on store connections), so
@@ -173,8 +164,6 @@ public final class RpcBackendOptions implements BackendOptions {
     /** Default call timeout, as PyTorch's. */
     public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_NUM_WORKER_THREADS = 16;
-    /** Most TCP connections one large message may be spread over. */
-    public static final int MAX_BULK_CONNECTIONS = 8;
     /** Upper bound of {@link Builder#syncLanes}. */
     public static final int MAX_SYNC_LANES = 64;
 
@@ -201,7 +190,6 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long maxQueuedRequestBytes;
     private final Duration spinTime;
     private final long receiveBufferPoolBytes;
-    private final int bulkConnections;
     private final int syncLanes;
     private final long sharedMemoryBytes;
     private final String authToken;
@@ -219,7 +207,6 @@ public final class RpcBackendOptions implements BackendOptions {
         this.tls = b.tls != null ? b.tls : b.tlsFromEnvironment ? tlsFromEnvironment() : null;
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.jmx = b.jmx;
-        this.bulkConnections = b.bulkConnections;
         this.syncLanes = b.syncLanes;
         this.spinTime = b.spinTime;
         this.receiveBufferPoolBytes = b.receiveBufferPoolBytes;
@@ -366,10 +353,6 @@ public final class RpcBackendOptions implements BackendOptions {
     }
 
     /** TCP connections per pair of workers large messages are spread over (1: the main connection only). */
-    public int bulkConnections() {
-        return bulkConnections;
-    }
-
     /** Synchronous-exchange lanes this worker may open to each peer (0: none, and it accepts none). */
     public int syncLanes() {
         return syncLanes;
@@ -450,7 +433,6 @@ public final class RpcBackendOptions implements BackendOptions {
         private int maxQueuedRequests = 1024;
         private long maxQueuedRequestBytes = 256L << 20;
         private long receiveBufferPoolBytes = (long) envInt("FERRY_RECEIVE_POOL_MIB", 512) << 20;
-        private int bulkConnections = Math.max(1, Math.min(MAX_BULK_CONNECTIONS, envInt("FERRY_BULK_CONNECTIONS", 1)));
         private int syncLanes = "false".equalsIgnoreCase(System.getenv("FERRY_SYNC_LANES")) ? 0
                 : Math.max(0, Math.min(MAX_SYNC_LANES, envInt("FERRY_SYNC_LANES", 4)));
         private long sharedMemoryBytes = "0".equals(System.getenv("FERRY_SHM"))
@@ -492,7 +474,6 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             spinTime = o.spinTime;
             receiveBufferPoolBytes = o.receiveBufferPoolBytes;
-            bulkConnections = o.bulkConnections;
             syncLanes = o.syncLanes;
             sharedMemoryBytes = o.sharedMemoryBytes;
             authToken = o.authToken;
@@ -678,18 +659,6 @@ public final class RpcBackendOptions implements BackendOptions {
                 throw invalid("receiveBufferPoolBytes must not be negative, got " + value);
             }
             this.receiveBufferPoolBytes = value;
-            return this;
-        }
-
-        /**
-         * TCP connections per pair of workers over which a large message is spread (1 to
-         * {@value RpcBackendOptions#MAX_BULK_CONNECTIONS}; see the table above).
-         */
-        public Builder bulkConnections(int value) {
-            if (value < 1 || value > MAX_BULK_CONNECTIONS) {
-                throw invalid("bulkConnections must be between 1 and " + MAX_BULK_CONNECTIONS + ", got " + value);
-            }
-            this.bulkConnections = value;
             return this;
         }
 

@@ -20,7 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Workers of a group sharing {@link RpcBackendOptions.Builder#authToken}: calls work over every
- * channel (TCP with bulk connections, Unix sockets with shared memory); a worker with another token
+ * channel (TCP, Unix sockets with shared memory); a worker with another token
  * cannot call into the group nor be called, and learns why.
  */
 @Timeout(120)
@@ -29,8 +29,8 @@ class AuthenticationTest {
     private static final int MIB = 1 << 20;
 
     @Test
-    void aGroupWithATokenCallsOverTcpAndItsBulkConnections() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.authToken(TOKEN).unixSockets(false).bulkConnections(3))) {
+    void aGroupWithATokenCallsOverTcp() {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.authToken(TOKEN).unixSockets(false))) {
             RpcAgent w0 = cluster.agent(0);
             assertThat(w0.rpcSync("worker1", Ops::add, 2, 3)).isEqualTo(5);
             byte[] large = new byte[9 * MIB];

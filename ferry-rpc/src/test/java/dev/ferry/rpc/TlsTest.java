@@ -15,17 +15,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * A group whose TCP connections use mutual TLS, with the token's handshake inside: calls, large
- * values over bulk connections and calls back all work; key stores that cannot be used fail clearly.
+ * values and calls back all work; key stores that cannot be used fail clearly.
  */
 @Timeout(120)
 class TlsTest {
     private static final int MIB = 1 << 20;
 
     @Test
-    void aGroupCallsOverTlsWithItsTokenAndBulkConnections(@TempDir Path dir) throws Exception {
+    void aGroupCallsOverTlsWithItsToken(@TempDir Path dir) throws Exception {
         SSLContext tls = TestCertificates.context(TestCertificates.keyStore(dir, "cluster"));
         try (LocalCluster cluster = LocalCluster.start(2, b -> b.tls(tls).authToken("a-secret-of-the-group-0123456789")
-                .unixSockets(false).bulkConnections(3))) {
+                .unixSockets(false))) {
             RpcAgent w0 = cluster.agent(0);
             assertThat(w0.rpcSync("worker1", Ops::add, 40, 2)).isEqualTo(42);
             byte[] large = new byte[9 * MIB];

@@ -55,23 +55,6 @@ class TransportFlowTest {
         }
     }
 
-    @Test
-    void largeMessagesSpreadOverBulkConnectionsEchoIntactWhileSmallCallsPass() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(false).bulkConnections(3))) {
-            RpcAgent w0 = cluster.agent(0);
-            java.nio.ByteBuffer big = java.nio.ByteBuffer.allocateDirect((int) (128 * MIB));
-            for (int i = 0; i < big.capacity(); i += 8) {
-                big.putLong(i, i * 0x9E3779B97F4A7C15L);
-            }
-            // The first large message opens the bulk connections; the next ones are spread over them.
-            for (int round = 0; round < 3; round++) {
-                RpcFuture<Object> echo = w0.rpcAsync("worker1", Ops::identity, big);
-                assertThat(w0.rpcSync("worker1", Ops::noop, round)).isEqualTo(round);
-                assertThat((java.nio.ByteBuffer) echo.await()).isEqualTo(big);
-            }
-        }
-    }
-
     static List<BackendType> backends() {
         return List.of(BackendType.NETTY, BackendType.IN_PROCESS);
     }

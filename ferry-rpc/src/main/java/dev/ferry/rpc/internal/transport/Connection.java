@@ -10,8 +10,7 @@ import java.util.function.Consumer;
  * <p>Order: messages of one connection are delivered in the order they were sent, except that a
  * message without headers may overtake a large message (over {@code Chunks.CHUNK_BYTES}) sent
  * before it whose chunks are still in flight. A message with headers is never overtaken and never
- * overtakes (the RRef protocol relies on that). A large message spread over bulk connections
- * ({@code BulkGroup}) follows the same rules: it arrives as a message of this connection.
+ * overtakes (the RRef protocol relies on that).
  */
 public interface Connection {
 

@@ -51,8 +51,8 @@ import java.util.function.Consumer;
  *       DuplicateDescriptors duplicate} of the socket's descriptor, closed only here, after the channel
  *       closed and no sender is inside: Netty's own number may be reused as soon as Netty closes it.</li>
  * </ul>
- * Only for plain sockets (no TLS: the socket carries ciphertext then), after authentication, and
- * not with bulk connections (their barriers wait on the lanes). {@code FERRY_DIRECT_WRITES=0} turns
+ * Only for plain sockets (no TLS: the socket carries ciphertext then), and after authentication.
+ * {@code FERRY_DIRECT_WRITES=0} turns
  * it off.
  *
  * <p>Thread-safe: {@link #tryWrite} from any thread; the rest on the channel's event loop.

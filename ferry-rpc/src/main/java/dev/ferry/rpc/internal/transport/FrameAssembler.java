@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -25,8 +24,6 @@ import java.util.Map;
  *   readFrame(unit)              a whole frame: decoded now
  *   startChunk(header, n)        a chunk of n data bytes begins: they follow, through
  *   append(bytes) / directTarget + advance(n)   until the chunk is done
- *   startSpreadChunk(header, n)  a chunk of a message spread over several connections ({@link BulkUnits}):
- *                                its data goes at its offset into the buffer its {@link SpreadReceiver} holds
  * </pre>
  *
  * <p>Not thread-safe: one instance per connection, used on its event loop.
@@ -44,67 +41,16 @@ final class FrameAssembler {
     private int currentStream;
     /** Data bytes of the current chunk not yet received. */
     private int chunkLeft;
-    /** Receives spread messages; null until this connection belongs to a group with bulk connections. */
-    private volatile SpreadReceiver spread;
-    private final boolean main;
-    /** Where the current spread chunk's data goes (null between units and in ordinary chunks). */
-    private ByteBuffer spreadBuffer;
-    private int spreadPosition;
-    private int spreadChunkBytes;
-    /** The message of the current spread chunk, or null when it was aborted (the data is dropped). */
-    private SpreadReceiver.Incoming spreadMessage;
-    private ByteBuffer scratch;
 
     FrameAssembler(long maxFrameBytes, LargeBufferPool pool) {
-        this(maxFrameBytes, pool, null, true);
+        this(maxFrameBytes, pool, null);
     }
 
     /** @param shared the connection's shared-memory channel ({@link SharedMemoryLink}), or null */
     FrameAssembler(long maxFrameBytes, LargeBufferPool pool, SharedBuffers shared) {
-        this(maxFrameBytes, pool, shared, true);
-    }
-
-    /**
-     * @param shared the connection's shared-memory channel ({@link SharedMemoryLink}), or null
-     * @param main   whether this is a main connection (false: a bulk connection)
-     */
-    FrameAssembler(long maxFrameBytes, LargeBufferPool pool, SharedBuffers shared, boolean main) {
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
         this.shared = shared;
-        this.main = main;
-    }
-
-    /** From now on, spread chunks are received into {@code receiver}'s messages. */
-    void spreadTo(SpreadReceiver receiver) {
-        this.spread = receiver;
-    }
-
-    /**
-     * A chunk of a spread message begins: {@code header} holds its fields after the length prefix,
-     * and {@code dataBytes} of data follow. Throws {@link RpcException} (PROTOCOL_ERROR) on bad input.
-     */
-    void startSpreadChunk(ByteBuf header, int dataBytes) {
-        BulkUnits.SpreadHeader fields = BulkUnits.readSpreadHeader(header, dataBytes, maxFrameBytes);
-        SpreadReceiver receiver = spread;
-        if (receiver == null) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR,
-                    "a spread chunk on a connection without bulk connections");
-        }
-        SpreadReceiver.Incoming message = receiver.start(fields.stream(), fields.total(), main);
-        spreadMessage = message;
-        if (message != null) {
-            spreadBuffer = message.bytes;
-            spreadPosition = fields.offset();
-        } else {
-            if (scratch == null) {
-                scratch = ByteBuffer.allocateDirect(Chunks.CHUNK_BYTES);
-            }
-            spreadBuffer = scratch;
-            spreadPosition = 0;
-        }
-        spreadChunkBytes = dataBytes;
-        chunkLeft = dataBytes;
     }
 
     /**
@@ -148,7 +94,7 @@ final class FrameAssembler {
 
     /** Whether a chunk's data is being read (the next bytes of the connection belong to it). */
     boolean inChunk() {
-        return current != null || spreadBuffer != null;
+        return current != null;
     }
 
     /** Data bytes of the current chunk still to come. */
@@ -162,11 +108,6 @@ final class FrameAssembler {
      */
     InboundMessage append(ByteBuf in) {
         int length = Math.min(in.readableBytes(), chunkLeft);
-        if (spreadBuffer != null) {
-            // Absolute slices only: other connections' threads write other ranges of the same buffer.
-            in.readBytes(spreadBuffer.slice(spreadPosition, length));
-            return advance(length);
-        }
         in.readBytes(current.bytes.limit(current.filled + length).position(current.filled));
         return advance(length);
     }
@@ -176,28 +117,11 @@ final class FrameAssembler {
      * its frame, for the socket to read into. Report what was read with {@link #advance}.
      */
     ByteBuffer directTarget() {
-        if (spreadBuffer != null) {
-            return spreadBuffer.slice(spreadPosition, chunkLeft);
-        }
         return current.bytes.limit(current.filled + chunkLeft).position(current.filled).slice();
     }
 
     /** {@code length} more bytes of the current chunk are in place; the message, if that completes one. */
     InboundMessage advance(int length) {
-        if (spreadBuffer != null) {
-            spreadPosition += length;
-            chunkLeft -= length;
-            if (chunkLeft > 0) {
-                return null;
-            }
-            SpreadReceiver.Incoming message = spreadMessage;
-            spreadBuffer = null;
-            spreadMessage = null;
-            if (message != null) {
-                spread.arrived(message, spreadChunkBytes); // a whole message goes to the main connection
-            }
-            return null;
-        }
         current.filled += length;
         chunkLeft -= length;
         if (chunkLeft > 0) {
@@ -226,8 +150,6 @@ final class FrameAssembler {
         partials.clear();
         current = null;
         chunkLeft = 0;
-        spreadBuffer = null;
-        spreadMessage = null;
     }
 
     private static final class Partial {

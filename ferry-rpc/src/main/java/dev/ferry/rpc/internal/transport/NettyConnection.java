@@ -13,21 +13,14 @@ import io.netty.channel.unix.PeerCredentials;
 
 import java.io.IOException;
 import java.nio.channels.ClosedChannelException;
-import java.util.ArrayDeque;
-import java.util.Iterator;
-import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
- * A {@link NettyTransport} connection: a Netty channel (TCP or Unix socket) with its send queue,
- * and, with bulk connections, the order of what it delivers: an ordered message (one with headers)
- * is held back, with everything read after it, until the spread messages sent before it have
- * arrived whole over the lanes ({@link SpreadReceiver}), since a spread message can arrive after
- * smaller ones sent later on the main connection.
+ * A {@link NettyTransport} connection: a Netty channel (TCP or Unix socket) with its send queue.
  *
  * <p>Threads: {@link #send} from any thread (ordinary ones wait, bounded, while too much is queued);
- * delivery and the held-back messages on the channel's event loop.
+ * delivery on the channel's event loop.
  */
 final class NettyConnection implements Connection {
     private final Channel channel;
@@ -37,8 +30,6 @@ final class NettyConnection implements Connection {
     /** Calls in flight each way: tells a message alone in its exchange. */
     private final CallBalance calls = new CallBalance();
     private final SharedMemoryLink link;
-    /** Its bulk connections, or null without them. */
-    private final BulkGroup bulk;
     private final NettyTransport.Settings settings;
     private final LargeBufferPool receivePool;
     private final TransportListener listener;
@@ -49,35 +40,23 @@ final class NettyConnection implements Connection {
     private volatile boolean closing;
     /** Why {@link #abort} closed it, or null. */
     private volatile Throwable abortCause;
-    /** The peer ended its output (bulk connections only, event loop): close once its spread messages are in. */
-    private boolean inputEnded;
-    /**
-     * Messages held back, on the event loop only: an ordered message waiting for the spread messages
-     * sent before it, and everything read after it.
-     */
-    private final ArrayDeque<Parked> parked = new ArrayDeque<>();
 
     /**
      * @param link        its shared-memory channel (Unix sockets), or null
-     * @param bulk        its bulk connections, or null
      * @param direct      lets senders write small frames to the socket themselves, or null
      * @param receivePool also lends the reused buffers large frames it sends are encoded into
      * @param listener    told of every message read on it
      */
-    NettyConnection(Channel channel, String kind, SharedMemoryLink link, BulkGroup bulk, DirectWriter direct,
+    NettyConnection(Channel channel, String kind, SharedMemoryLink link, DirectWriter direct,
                     NettyTransport.Settings settings, LargeBufferPool receivePool, TransportListener listener) {
         this.channel = channel;
         this.kind = kind;
         this.link = link;
-        this.bulk = bulk;
         this.settings = settings;
         this.receivePool = receivePool;
         this.listener = listener;
         this.direct = direct;
-        this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), bulk, direct);
-        if (bulk != null) {
-            bulk.setMainQueue(outbound);
-        }
+        this.outbound = new OutboundQueue(channel, settings.sendQueueBytes(), direct);
     }
 
     Channel channel() {
@@ -93,162 +72,17 @@ final class NettyConnection implements Connection {
         return outbound;
     }
 
-    /** Its bulk connections, or null without them. */
-    BulkGroup bulk() {
-        return bulk;
-    }
-
-    /** What this connection does with bulk-connection units. */
-    BulkControl control() {
-        if (bulk == null) {
-            return BulkControl.NONE;
-        }
-        return new BulkControl() {
-            @Override
-            public void offer(long token, int port) {
-                bulk.offered(token, port);
-            }
-
-            @Override
-            public void done(int stream) {
-                bulk.done(stream);
-            }
-
-            @Override
-            public void abort(int stream) {
-                bulk.receiver().abort(stream);
-                pump();
-            }
-
-            @Override
-            public void largeArriving() {
-                bulk.wanted();
-            }
-        };
-    }
-
     /** A message read on this connection (event loop). */
     void deliver(InboundMessage message) {
         calls.received(message);
         if (closing) {
             return; // read only to reach the peer's end-of-file (see close)
         }
-        if (bulk == null) {
-            listener.onMessage(this, message);
-            return;
-        }
-        Set<Integer> earlier = message.headers().isEmpty() ? null : bulk.receiver().earlier();
-        if (parked.isEmpty() && (earlier == null || earlier.isEmpty())) {
-            listener.onMessage(this, message);
-            return;
-        }
-        parked.add(new Parked(message, earlier, -1));
-        pump();
-    }
-
-    /** A spread message arrived whole, on this connection's event loop or a lane's. */
-    void deliverSpread(int stream, InboundMessage message) {
-        if (!channel.eventLoop().inEventLoop()) {
-            try {
-                channel.eventLoop().execute(() -> deliverSpread(stream, message));
-            } catch (RejectedExecutionException e) {
-                // closing: the message is dropped with the connection
-            }
-            return;
-        }
-        if (closing) {
-            bulk.receiver().finished(stream);
-            return;
-        }
-        if (parked.isEmpty()) {
-            bulk.receiver().finished(stream);
-            listener.onMessage(this, message);
-            closeIfInputDone();
-            return;
-        }
-        // Before the first held message that waits for it (it was sent before that one), else last.
-        Iterator<Parked> it = parked.iterator();
-        ArrayDeque<Parked> reordered = new ArrayDeque<>(parked.size() + 1);
-        boolean placed = false;
-        while (it.hasNext()) {
-            Parked next = it.next();
-            if (!placed && next.earlier != null && next.earlier.contains(stream)) {
-                reordered.add(new Parked(message, null, stream));
-                placed = true;
-            }
-            reordered.add(next);
-        }
-        if (!placed) {
-            reordered.add(new Parked(message, null, stream));
-        }
-        parked.clear();
-        parked.addAll(reordered);
-        pump();
-    }
-
-    /** Delivers held messages whose turn has come; reading stays off while some wait. */
-    private void pump() {
-        while (!parked.isEmpty()) {
-            Parked head = parked.peek();
-            if (head.earlier != null) {
-                head.earlier.removeIf(stream -> !bulk.receiver().isPending(stream));
-                if (!head.earlier.isEmpty()) {
-                    applyAutoRead();
-                    return;
-                }
-            }
-            parked.poll();
-            if (head.stream >= 0) {
-                bulk.receiver().finished(head.stream);
-            }
-            listener.onMessage(this, head.message);
-        }
-        applyAutoRead();
-        closeIfInputDone();
-    }
-
-    /**
-     * The peer ended its output (event loop; only main connections with bulk connections allow
-     * half-closure). Parts of spread messages it sent before may still be on their way on the
-     * lanes, behind the end of the main connection: the channel closes once they have arrived
-     * (the peer, which closed gracefully, waits for that), or after the close timeout with a
-     * TIMEOUT error if they do not.
-     */
-    void inputEnded() {
-        if (inputEnded) {
-            return;
-        }
-        inputEnded = true;
-        var timeout = channel.eventLoop().schedule(() -> {
-            if (channel.isOpen()) {
-                channel.pipeline().fireExceptionCaught(new RpcException(RpcException.Code.TIMEOUT, "the connection to "
-                        + channel.remoteAddress() + " ended with large messages still arriving on its bulk"
-                        + " connections; they did not arrive within " + settings.closeTimeout().toMillis() + " ms"));
-            }
-        }, settings.closeTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
-        channel.closeFuture().addListener(f -> timeout.cancel(false));
-        closeIfInputDone();
-    }
-
-    private void closeIfInputDone() {
-        if (inputEnded && parked.isEmpty() && bulk.receiver().earlier().isEmpty()) {
-            channel.close();
-        }
-    }
-
-    /** The connection closed: what is held is delivered as it is (what it waited for will not come). */
-    void releaseParked() {
-        while (!parked.isEmpty()) {
-            listener.onMessage(this, parked.poll().message);
-        }
-    }
-
-    boolean readingPaused() {
-        return throttled;
+        listener.onMessage(this, message);
     }
 
     private void applyAutoRead() {
-        channel.config().setAutoRead(closing || !throttled && parked.isEmpty());
+        channel.config().setAutoRead(closing || !throttled);
     }
 
     @Override
@@ -309,13 +143,7 @@ final class NettyConnection implements Connection {
         closing = true;
         try {
             channel.eventLoop().execute(() -> {
-                parked.clear();
                 applyAutoRead();
-                if (bulk != null) {
-                    for (BulkGroup.Lane lane : bulk.activeLanes()) {
-                        lane.channel.config().setAutoRead(true);
-                    }
-                }
                 var timeout = channel.eventLoop().schedule(this::closeTimedOut,
                         settings.closeTimeout().toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
                 channel.closeFuture().addListener(f -> timeout.cancel(false));
@@ -364,22 +192,7 @@ final class NettyConnection implements Connection {
             return;
         }
         throttled = paused;
-        if (bulk == null) {
-            channel.config().setAutoRead(!paused);
-            return;
-        }
-        for (BulkGroup.Lane lane : bulk.activeLanes()) {
-            lane.channel.config().setAutoRead(!paused);
-        }
-        if (channel.eventLoop().inEventLoop()) {
-            applyAutoRead();
-        } else {
-            try {
-                channel.eventLoop().execute(this::applyAutoRead);
-            } catch (RejectedExecutionException e) {
-                // closed
-            }
-        }
+        channel.config().setAutoRead(!paused);
     }
 
     @Override
@@ -405,10 +218,6 @@ final class NettyConnection implements Connection {
     @Override
     public String toString() {
         return "Connection[" + kind + " " + channel.localAddress() + " -> " + channel.remoteAddress() + "]";
-    }
-
-    /** A message held back, what it waits for (null: nothing), and its spread stream (or -1). */
-    private record Parked(InboundMessage message, Set<Integer> earlier, int stream) {
     }
 
     /**

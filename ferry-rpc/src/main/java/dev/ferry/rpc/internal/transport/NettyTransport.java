@@ -3,7 +3,6 @@ package dev.ferry.rpc.internal.transport;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
-import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.bootstrap.Bootstrap;
@@ -28,7 +27,6 @@ import io.netty.channel.epoll.EpollSocketChannel;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
-import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelOutputShutdownException;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
@@ -79,15 +77,6 @@ import java.util.concurrent.TimeUnit;
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
  *
- * <h2>Bulk connections</h2>
- * With {@code bulkConnections} N &gt; 1 (both sides), every TCP connection is the main connection of
- * a {@link BulkGroup}: the accepting side offers a second listening port, the opening side opens
- * N − 1 more connections to it when large messages start to flow (either way), each on an event
- * loop of a group of their own, and large unordered messages are spread over all N
- * ({@link OutboundQueue}, {@link SpreadReceiver}). Bulk connections carry nothing else, are not
- * reported to the listener, and fail only the large messages in flight on them. {@link BulkLanes}
- * listens for, opens and accepts them; this class keeps the main connections.
- *
  * <h2>Shared memory</h2>
  * With a Unix socket, a transport also creates a {@link SharedMemory} segment (unless its settings
  * turn it off or the host cannot: then everything stays on the socket). Each Unix-socket connection
@@ -124,19 +113,17 @@ public final class NettyTransport implements Transport {
      * @param hostId           identifies this host; peers with the same id use the Unix socket
      * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
      * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
-     * @param bulkConnections  TCP connections per peer connection over which large messages are spread
-     *                         ({@link BulkGroup}): 1 for the main connection alone
      * @param closeTimeout     how long a graceful {@link Connection#close} waits for what is queued to be
      *                         written and for the peer to close its end, before it closes abortively
-     * @param authentication   the token every connection, main or bulk, must prove before it carries
+     * @param authentication   the token every connection must prove before it carries
      *                         anything ({@link PeerAuthentication}); null: connections are not authenticated
-     * @param tls              TLS for TCP connections, main and bulk ({@link TlsChannels}); null: none
+     * @param tls              TLS for TCP connections ({@link TlsChannels}); null: none
      * @param syncLanes        synchronous-exchange lanes this worker may open to each peer ({@link SyncLanes});
      *                         0: none, and none accepted
      */
     public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                            Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes, int bulkConnections, Duration closeTimeout,
+                           long receivePoolBytes, Duration closeTimeout,
                            PeerAuthentication authentication, TlsChannels tls, int syncLanes) {
         /** Default pool for receiving large frames. */
         public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
@@ -146,46 +133,31 @@ public final class NettyTransport implements Transport {
         /** Without synchronous-exchange lanes. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                         Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes, int bulkConnections, Duration closeTimeout,
+                        long receivePoolBytes, Duration closeTimeout,
                         PeerAuthentication authentication, TlsChannels tls) {
             this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls, 0);
+                    spinNanos, receivePoolBytes, closeTimeout, authentication, tls, 0);
         }
 
         /** Without authentication. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                         Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes, int bulkConnections, Duration closeTimeout) {
+                        long receivePoolBytes, Duration closeTimeout) {
             this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, bulkConnections, closeTimeout, null, null);
+                    spinNanos, receivePoolBytes, closeTimeout, null, null);
         }
 
         /** With the default close timeout. */
         public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                         Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes, int bulkConnections) {
+                        long receivePoolBytes) {
             this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, bulkConnections, DEFAULT_CLOSE_TIMEOUT);
+                    spinNanos, receivePoolBytes, DEFAULT_CLOSE_TIMEOUT);
         }
 
         public Settings withCloseTimeout(Duration value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, value, authentication, tls,
-                    syncLanes);
-        }
-
-        /** Without bulk connections. */
-        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes) {
-            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, 1);
-        }
-
-        public Settings withBulkConnections(int value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value, closeTimeout, authentication, tls,
-                    syncLanes);
+                    unixSockets, hostId, spinNanos, receivePoolBytes, value, authentication, tls, syncLanes);
         }
 
         /** TCP only, default queue limits: for tests. */
@@ -196,27 +168,27 @@ public final class NettyTransport implements Transport {
 
         public Settings withUnixSockets(boolean value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls, syncLanes);
+                    hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, tls, syncLanes);
         }
 
         /** With connections authenticated by {@code value} (null: not authenticated). */
         public Settings withAuthentication(PeerAuthentication value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, value, tls,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, value, tls,
                     syncLanes);
         }
 
         /** With up to {@code value} synchronous-exchange lanes per peer (0: none). */
         public Settings withSyncLanes(int value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, tls,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, tls,
                     value);
         }
 
         /** With TLS on TCP connections (null: none). */
         public Settings withTls(TlsChannels value) {
             return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, bulkConnections, closeTimeout, authentication, value,
+                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, value,
                     syncLanes);
         }
     }
@@ -224,8 +196,6 @@ public final class NettyTransport implements Transport {
     private final Settings settings;
     private final boolean epoll;
     private final EventLoopGroup group;
-    /** Bulk connections of the TCP connections, or null without them. */
-    private final BulkLanes bulkLanes;
     private final ChannelGroup channels;
     private final Set<NettyConnection> connections = ConcurrentHashMap.newKeySet();
     private final Class<? extends ServerChannel> serverChannelType;
@@ -298,12 +268,6 @@ public final class NettyTransport implements Transport {
         // FERRY_RECEIVE_POOL_GC=0: never ask for a collection (large heaps, where System.gc() is costly)
         this.receivePool = new LargeBufferPool(settings.receivePoolBytes(),
                 !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")));
-        this.bulkLanes = settings.bulkConnections() <= 1 ? null
-                : new BulkLanes(settings, ioHandler, ioThreads, serverChannelType, channelType, channels, receivePool,
-                        channel -> {
-                            NettyConnection connection = channel.attr(CONNECTION).get();
-                            return connection != null && connection.readingPaused();
-                        }, authRejections::increment);
     }
 
     @Override
@@ -323,9 +287,6 @@ public final class NettyTransport implements Transport {
                     "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
-        if (bulkLanes != null) {
-            bulkLanes.listen(group);
-        }
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
@@ -497,9 +458,6 @@ public final class NettyTransport implements Transport {
             channels.close().awaitUninterruptibly(10, TimeUnit.SECONDS);
         } finally {
             group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(15, TimeUnit.SECONDS);
-            if (bulkLanes != null) {
-                bulkLanes.close();
-            }
             // The group reports termination just before its threads return: wait for them, so a
             // closed transport has no thread left (leak checks count them).
             for (Thread thread : ioThreadsStarted) {
@@ -570,11 +528,6 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** Test hooks: the bulk connections of {@code connection}, null without them. */
-    static BulkGroup bulkOf(Connection connection) {
-        return connection instanceof NettyConnection netty ? netty.bulk() : null;
-    }
-
     /** Where a peer listens, as {@link #start} wrote it. */
     record PeerAddress(String host, int port, String socket, String hostId, int lanePort) {
         static PeerAddress parse(String address) {
@@ -623,22 +576,16 @@ public final class NettyTransport implements Transport {
         protected void initChannel(Channel channel) {
             SharedMemory shm = sharedMemory;
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
-            // Bulk connections for TCP only, when both sides have them (the acceptor offers, the opener opens).
-            BulkGroup bulk = bulkLanes != null && "tcp".equals(kind) ? bulkLanes.newGroup(channel, accepted) : null;
-            if (bulk != null) {
-                // The end of the main connection may come before the lanes' last parts: see inputEnded.
-                channel.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
-            }
             // A write that fails (the peer reset the connection: killed, or closed with our data
             // unread) must not close the channel before it read what the peer sent first: with
             // auto-close off Netty shuts the output down, and the channel closes at the end of input.
             channel.config().setAutoClose(false);
-            // Senders write their own small frames on plain native sockets (not under TLS, not with
-            // bulk connections), once the channel is active (and authenticated, with authentication).
+            // Senders write their own small frames on plain native sockets (not under TLS), once the
+            // channel is active (and authenticated, with authentication).
             boolean tls = settings.tls() != null && "tcp".equals(kind);
-            DirectWriter direct = !tls && bulk == null
+            DirectWriter direct = !tls
                     ? DirectWriter.open(channel, directWrites, settings.authentication() != null) : null;
-            NettyConnection connection = new NettyConnection(channel, kind, link, bulk, direct, settings, receivePool,
+            NettyConnection connection = new NettyConnection(channel, kind, link, direct, settings, receivePool,
                     listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
@@ -661,12 +608,7 @@ public final class NettyTransport implements Transport {
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());
             }
-            if (bulk != null) {
-                assembler.spreadTo(bulk.receiver());
-                bulk.receiver().setDelivery(connection::deliverSpread);
-            }
-            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
-                    connection.control());
+            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver);
             if (!tls) {
                 // With TLS the socket carries ciphertext: reads go through TLS's buffers, not into messages.
                 channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
@@ -674,18 +616,15 @@ public final class NettyTransport implements Transport {
             channel.pipeline()
                     .addLast("units", units)
                     .addLast("messages", new MessageHandler(connection, assembler));
-            if (bulk != null && accepted) {
-                bulkLanes.offer(channel, bulk);
-            }
             if (accepted) {
                 listener.onAccepted(connection);
             }
         }
     }
 
-    /** Largest unit a reader accepts, main connection or lane: one chunk's data (at most a whole frame) and its header. */
+    /** Largest unit a reader accepts: one chunk's data (at most a whole frame) and its header. */
     static long unitLimit(long maxFrameBytes) {
-        return Math.min(maxFrameBytes, Chunks.CHUNK_BYTES) + Math.max(Chunks.OVERHEAD, BulkUnits.SPREAD_OVERHEAD);
+        return Math.min(maxFrameBytes, Chunks.CHUNK_BYTES) + Chunks.OVERHEAD;
     }
 
     /** Writes when the channel becomes writable; closes the connection on bad input. */
@@ -697,14 +636,6 @@ public final class NettyTransport implements Transport {
         MessageHandler(NettyConnection connection, FrameAssembler assembler) {
             this.connection = connection;
             this.assembler = assembler;
-        }
-
-        @Override
-        public void userEventTriggered(ChannelHandlerContext ctx, Object event) {
-            if (event instanceof ChannelInputShutdownEvent) {
-                connection.inputEnded();
-            }
-            ctx.fireUserEventTriggered(event);
         }
 
         @Override
@@ -745,10 +676,6 @@ public final class NettyTransport implements Transport {
             }
             assembler.clear();
             connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
-            if (connection.bulk() != null) {
-                connection.bulk().close(failure);
-                connection.releaseParked();
-            }
             listener.onClosed(connection, failure);
         }
     }

@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -14,7 +13,6 @@ import java.nio.channels.ClosedChannelException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Iterator;
-import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -44,11 +42,6 @@ import java.util.function.Consumer;
  * that, and the JIT then compiled the writability path, inlining this queue and Netty's write path,
  * for 60-290 ms on one of the CPUs the transfer needed; W3 over TCP at 16 MiB lost a third of its
  * speed while it lasted.) Small frames are not counted: they go whenever the channel is writable.
- *
- * <p>Spreading: the queue of a main connection with bulk connections ({@link BulkGroup}) cuts a
- * large unordered message, when it is its turn, into one part per lane: it sends the first part
- * itself and hands the others to the lanes' queues, which send them in spread chunks. An ordered
- * message then also waits until the lanes have written every part handed to them.
  *
  * <p>Sent by a thread other than the event loop, a small frame alone in its exchange ({@link
  * CallBalance}) with nothing queued ahead of it is written by that thread itself ({@link
@@ -90,19 +83,16 @@ final class OutboundQueue {
     /** Chunks handed to the channel whose write has not completed. */
     private int chunksInChannel;
 
-    /** Spreads large messages over bulk connections; null for none (and on the lanes themselves). */
-    private final BulkGroup bulk;
     /** Lets senders write small frames themselves when nothing waits here; null for never. */
     private final DirectWriter direct;
 
     OutboundQueue(Channel channel, long limitBytes) {
-        this(channel, limitBytes, null, null);
+        this(channel, limitBytes, null);
     }
 
-    OutboundQueue(Channel channel, long limitBytes, BulkGroup bulk, DirectWriter direct) {
+    OutboundQueue(Channel channel, long limitBytes, DirectWriter direct) {
         this.channel = channel;
         this.budget = new SendBudget(limitBytes);
-        this.bulk = bulk;
         this.direct = direct;
     }
 
@@ -135,10 +125,6 @@ final class OutboundQueue {
             return;
         }
         Pending message = new Pending(frame, ordered, onFailure);
-        if (bulk != null && !ordered && message.size >= BulkGroup.SPREAD_MIN_BYTES) {
-            message.spreadable = true;
-            bulk.wanted();
-        }
         budget.add(message.remaining());
         if (inLoop) {
             add(message);
@@ -154,8 +140,7 @@ final class OutboundQueue {
     }
 
     /**
-     * Ends the output once everything queued so far is written (and, with bulk connections, every
-     * part handed to a lane): the channel's output is shut down, so the peer reads all of it and
+     * Ends the output once everything queued so far is written: the channel's output is shut down, so the peer reads all of it and
      * then its end-of-file, and the channel closes when the peer closes its end (see
      * {@link NettyConnection#close}). A channel that cannot half-close, or whose input already
      * ended, closes at once behind the last write.
@@ -183,10 +168,6 @@ final class OutboundQueue {
             if (message == null) {
                 break;
             }
-            if (message.spread != null && message.spread.failed()) {
-                drop(message);
-                continue;
-            }
             writeNext(message);
             wrote = true;
             if (message.remaining() > 0) {
@@ -203,8 +184,7 @@ final class OutboundQueue {
         if (wrote) {
             channel.flush();
         }
-        if (closeRequested && waiting.isEmpty() && active.isEmpty()
-                && (bulk == null || bulk.lanePartsWriting() == 0)) {
+        if (closeRequested && waiting.isEmpty() && active.isEmpty()) {
             closeRequested = false;
             // An empty write queues behind everything already written, so the close loses nothing.
             channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener((ChannelFutureListener) this::endOutput);
@@ -248,36 +228,6 @@ final class OutboundQueue {
     /** Chunks handed to the channel and not yet written (event loop only; for tests). */
     int chunksInChannel() {
         return chunksInChannel;
-    }
-
-    /** Takes a part of a spread message to write (a lane's queue; any thread). */
-    private void enqueuePart(Pending part) {
-        budget.add(part.remaining());
-        try {
-            channel.eventLoop().execute(() -> {
-                if (failure != null || !channel.isActive() || outputEnded) {
-                    fail(part, failure != null ? failure : new ClosedChannelException());
-                    return;
-                }
-                waiting.add(part);
-                drain();
-            });
-        } catch (RejectedExecutionException e) {
-            fail(part, new ClosedChannelException());
-        }
-    }
-
-    /** A part of a message that failed meanwhile: forget it. */
-    private void drop(Pending message) {
-        budget.add(-message.remaining());
-        message.offset = message.size;
-        message.frame.release();
-        if (message.large) {
-            activeLarge--;
-        }
-        if (message.lanePart) {
-            message.spread.group().lanePartEnded();
-        }
     }
 
     /** The channel closed: everything still queued fails. */
@@ -325,7 +275,7 @@ final class OutboundQueue {
         while (!waiting.isEmpty() && !orderedActive) {
             Pending next = waiting.peek();
             if (next.ordered) {
-                if (active.isEmpty() && (bulk == null || bulk.lanePartsWriting() == 0)) {
+                if (active.isEmpty()) {
                     active.add(waiting.poll());
                     orderedActive = true;
                     activeLarge += next.large ? 1 : 0;
@@ -336,73 +286,14 @@ final class OutboundQueue {
                 if (activeLarge >= MAX_ACTIVE_LARGE) {
                     return;
                 }
-                if (next.spreadable) {
-                    List<BulkGroup.Lane> lanes = bulk.activeLanes();
-                    if (!lanes.isEmpty()) {
-                        if (bulk.unackedCount() >= BulkGroup.MAX_UNACKED) {
-                            return;
-                        }
-                        spread(waiting.poll(), lanes);
-                        continue;
-                    }
-                }
                 activeLarge++;
             }
             active.add(waiting.poll());
         }
     }
 
-    /**
-     * Cuts {@code message} into parts of whole chunks, one per connection: the first is written here,
-     * the others by the lanes. Each part holds a reference to the frame.
-     */
-    private void spread(Pending message, List<BulkGroup.Lane> lanes) {
-        int total = (int) message.size;
-        int chunks = (total + Chunks.CHUNK_BYTES - 1) / Chunks.CHUNK_BYTES;
-        int parts = Math.min(lanes.size() + 1, chunks);
-        List<BulkGroup.Lane> using = List.copyOf(lanes.subList(0, parts - 1));
-        BulkGroup.Spread spread = bulk.begin(total, message.onFailure, using);
-        int start = 0;
-        for (int k = 0; k < parts; k++) {
-            int end = k == parts - 1 ? total : (int) Math.min(total, (long) chunks * (k + 1) / parts * Chunks.CHUNK_BYTES);
-            Pending part = new Pending(message.frame.retain(), spread, start, end - start, k > 0);
-            if (k == 0) {
-                activeLarge++;
-                active.add(part);
-                budget.add(-(total - part.size));
-            } else {
-                BulkGroup.Lane lane = using.get(k - 1);
-                budget.add(-part.size);
-                bulk.lanePartQueued();
-                part.lane = lane;
-                lane.outbound.enqueuePart(part);
-            }
-            start = end;
-        }
-        message.frame.release();
-    }
-
     private void writeNext(Pending message) {
         int written;
-        if (message.spread != null) {
-            written = (int) Math.min(Chunks.CHUNK_BYTES, message.remaining());
-            BulkGroup.Spread spread = message.spread;
-            int at = message.base + (int) message.offset;
-            channel.write(BulkUnits.spreadHeader(channel.alloc(), spread.stream, spread.totalBytes, at, written),
-                    channel.voidPromise());
-            ByteBuf data = message.frame.retainedSlice(message.frame.readerIndex() + 4 + at, written);
-            message.offset += written;
-            chunksInChannel++;
-            if (message.remaining() > 0) {
-                channel.write(data).addListener(new Reported(null, true));
-            } else {
-                message.frame.release();
-                channel.write(data).addListener(new PartWritten(message));
-            }
-            budget.add(-written);
-            signalRoom();
-            return;
-        }
         if (!message.large) {
             written = message.frame.readableBytes();
             message.offset = written;
@@ -450,14 +341,6 @@ final class OutboundQueue {
     private void fail(Pending message, Throwable cause) {
         budget.add(-message.remaining());
         message.frame.release();
-        if (message.spread != null) {
-            if (message.lanePart) {
-                message.spread.group().lanePartEnded();
-            }
-            message.spread.fail(message.lane != null
-                    ? message.lane.error(message.spread.totalBytes, cause) : cause);
-            return;
-        }
         message.onFailure.accept(cause);
     }
 
@@ -465,7 +348,7 @@ final class OutboundQueue {
         budget.signal(failure != null);
     }
 
-    /** One message, or one part of a spread message: its frame and how much of it has gone to the channel. */
+    /** One message: its frame and how much of it has gone to the channel. */
     private static final class Pending {
         final ByteBuf frame;
         final boolean ordered;
@@ -476,14 +359,6 @@ final class OutboundQueue {
         /** Bytes handed to the channel; for a large frame, counted from after its length prefix. */
         long offset;
         int stream = -1;
-        /** Large, unordered and big enough to be spread over bulk connections. */
-        boolean spreadable;
-        /** For a part: its message, where it starts in the frame (after the prefix), whether a lane sends it. */
-        final BulkGroup.Spread spread;
-        final int base;
-        final boolean lanePart;
-        /** For a lane's part: the lane, to name it in the error when it fails. */
-        BulkGroup.Lane lane;
 
         Pending(ByteBuf frame, boolean ordered, Consumer<Throwable> onFailure) {
             this.frame = frame;
@@ -491,21 +366,6 @@ final class OutboundQueue {
             this.large = Chunks.isLarge(frame.readableBytes() - 4L);
             this.onFailure = onFailure;
             this.size = large ? frame.readableBytes() - 4L : frame.readableBytes();
-            this.spread = null;
-            this.base = 0;
-            this.lanePart = false;
-        }
-
-        /** Part of a spread message: {@code size} bytes from {@code base} of the frame after its prefix. */
-        Pending(ByteBuf frame, BulkGroup.Spread spread, int base, int size, boolean lanePart) {
-            this.frame = frame;
-            this.ordered = false;
-            this.large = true;
-            this.onFailure = null;
-            this.size = size;
-            this.spread = spread;
-            this.base = base;
-            this.lanePart = lanePart;
         }
 
         long remaining() {
@@ -524,27 +384,6 @@ final class OutboundQueue {
         @Override
         public void run() {
             addFromTask(message);
-        }
-    }
-
-    /** The last write of a part: a lane's part ends, a failure fails the spread message. */
-    private final class PartWritten implements ChannelFutureListener {
-        private final Pending part;
-
-        PartWritten(Pending part) {
-            this.part = part;
-        }
-
-        @Override
-        public void operationComplete(io.netty.channel.ChannelFuture future) {
-            chunkWritten(future);
-            if (part.lanePart) {
-                part.spread.group().lanePartEnded();
-            }
-            if (!future.isSuccess()) {
-                part.spread.fail(part.lane != null
-                        ? part.lane.error(part.spread.totalBytes, future.cause()) : future.cause());
-            }
         }
     }
 

@@ -16,7 +16,7 @@ import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 
 /**
- * TLS on TCP connections, main and bulk: each end presents the certificate of its
+ * TLS on TCP connections: each end presents the certificate of its
  * {@link SSLContext}'s key manager and must trust the other's (mutual TLS), so TLS both encrypts and
  * authenticates. By default host names are not checked: what a peer proves is that its certificate
  * chains to the trust store, which for a cluster is its own CA. With {@link #of(SSLContext, boolean)

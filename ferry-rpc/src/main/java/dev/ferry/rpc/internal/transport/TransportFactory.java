@@ -19,7 +19,7 @@ public interface TransportFactory {
             options.listenHost(), 0, options.ioThreads(), options.maxMessageBytes(), options.sendQueueBytes(),
             options.sendQueueTimeout(), options.unixSockets(),
             options.hostId() != null ? options.hostId() : HostIdentity.local(), options.spinTime().toNanos(),
-            options.receiveBufferPoolBytes(), options.bulkConnections(), options.closeTimeout(),
+            options.receiveBufferPoolBytes(), options.closeTimeout(),
             options.authToken() == null ? null : PeerAuthentication.of(options.authToken(), options.authTimeout()),
             options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames()),
             options.syncLanes()),

@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.wire.BulkUnits;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import io.netty.buffer.ByteBuf;
@@ -39,7 +38,6 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private final FrameAssembler assembler;
     private final long unitLimit;
     private final Consumer<InboundMessage> deliver;
-    private final BulkControl control;
     /**
      * A kept unit at most this long is copied together from its reads; a longer one is composed. Small
      * calls then never meet a composite buffer, and the read path stays short for the JIT.
@@ -57,15 +55,9 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
      * @param deliver   receives each complete message, on the event loop
      */
     UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver) {
-        this(assembler, unitLimit, deliver, BulkControl.NONE);
-    }
-
-    /** @param control handles the control units of bulk connections ({@link BulkUnits}) */
-    UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver, BulkControl control) {
         this.assembler = assembler;
         this.unitLimit = unitLimit;
         this.deliver = deliver;
-        this.control = control;
     }
 
     /**
@@ -232,13 +224,6 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
         if (marker == Chunks.MARKER) {
             return Chunks.HEADER_BYTES;
         }
-        if (marker == BulkUnits.SPREAD) {
-            return BulkUnits.SPREAD_HEADER_BYTES;
-        }
-        if (BulkUnits.isBulkMarker(marker) && length > BulkUnits.CONTROL_MAX_BYTES) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "bulk-connection unit of " + length
-                    + " bytes is too long");
-        }
         return (int) (4 + length);
     }
 
@@ -259,14 +244,6 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
             if (marker == Chunks.MARKER) {
                 buf.skipBytes(4);
                 assembler.startChunk(buf.readSlice(Chunks.OVERHEAD), length - Chunks.OVERHEAD);
-                control.largeArriving();
-            } else if (marker == BulkUnits.SPREAD) {
-                buf.skipBytes(4);
-                assembler.startSpreadChunk(buf.readSlice(BulkUnits.SPREAD_OVERHEAD),
-                        length - BulkUnits.SPREAD_OVERHEAD);
-            } else if (BulkUnits.isBulkMarker(marker)) {
-                buf.skipBytes(5);
-                control(marker, buf.readSlice(length - 1));
             } else {
                 buf.skipBytes(4);
                 ByteBuf unit = buf.readRetainedSlice(length);
@@ -276,20 +253,6 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
                     unit.release();
                 }
             }
-        }
-    }
-
-    private void control(int marker, ByteBuf fields) {
-        try {
-            switch (marker) {
-                case BulkUnits.OFFER -> control.offer(fields.readLong(), fields.readInt());
-                case BulkUnits.LANE_HELLO -> control.laneHello(fields.readLong(), fields.readInt());
-                case BulkUnits.DONE -> control.done(fields.readInt());
-                case BulkUnits.ABORT -> control.abort(fields.readInt());
-                default -> throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unknown unit marker " + marker);
-            }
-        } catch (IndexOutOfBoundsException e) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "truncated bulk-connection unit");
         }
     }
 

@@ -29,7 +29,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Connections authenticated with a shared token ({@link PeerAuthentication}, {@link AuthHandshake}):
- * peers holding it talk as before, over the main connection and the bulk ones; anything else that
+ * peers holding it talk as before, large messages included; anything else that
  * connects is dropped before a byte of it reaches Ferry, learns nothing but a nonce, and leaves the
  * server serving the others.
  */
@@ -46,11 +46,11 @@ class AuthHandshakeTest {
     }
 
     @Test
-    void peersWithTheTokenTalkAndSpreadLargeMessagesOverAuthenticatedBulkConnections() throws Exception {
+    void peersWithTheTokenTalkIncludingLargeMessages() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH).withBulkConnections(3), server);
+        String address = transports.listen(settings(AUTH), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(AUTH).withBulkConnections(3), clientEvents, address);
+        Connection client = transports.connect(settings(AUTH), clientEvents, address);
         Connection accepted = server.accepted();
 
         client.send(message(1, "hello".getBytes(StandardCharsets.UTF_8)), e -> { });
@@ -58,16 +58,11 @@ class AuthHandshakeTest {
         accepted.send(message(2, "back".getBytes(StandardCharsets.UTF_8)), e -> { });
         assertThat(clientEvents.message().id()).isEqualTo(2);
 
-        // The first large message opens the bulk connections; each authenticates like the main one.
-        client.send(message(3, new byte[8 * MIB]), e -> { });
-        assertThat(server.message().id()).isEqualTo(3);
-        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
         byte[] large = randomBytes(9 * MIB + 5);
         client.send(message(4, large), e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(4);
         assertThat(bytesOf(received.inBand())).isEqualTo(large);
-        assertThat(NettyTransport.bulkOf(accepted).activeLanes()).hasSize(2);
     }
 
     @Test

@@ -26,7 +26,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * TCP connections with mutual TLS ({@link TlsChannels}): peers with trusted certificates talk
- * encrypted over the main and the bulk connections; a peer whose certificate is not trusted, or that
+ * encrypted, large messages included; a peer whose certificate is not trusted, or that
  * does not speak TLS, is dropped with {@code UNAUTHENTICATED}.
  */
 @Timeout(60)
@@ -50,11 +50,11 @@ class TlsHandshakeTest {
     }
 
     @Test
-    void trustedPeersTalkOverTls13IncludingLargeMessagesOverBulkConnections() throws Exception {
+    void trustedPeersTalkOverTls13IncludingLargeMessages() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(group).withBulkConnections(3), server);
+        String address = transports.listen(settings(group), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(group).withBulkConnections(3), clientEvents, address);
+        Connection client = transports.connect(settings(group), clientEvents, address);
         Connection accepted = server.accepted();
 
         client.send(message(1, new byte[] {1, 2, 3}), e -> { });
@@ -64,15 +64,11 @@ class TlsHandshakeTest {
         assertThat(tls.engine().getSession().getProtocol()).isEqualTo("TLSv1.3");
         assertThat(tls.engine().getSession().getPeerCertificates()).isNotEmpty();
 
-        client.send(message(2, new byte[8 * MIB]), e -> { });
-        assertThat(server.message().id()).isEqualTo(2);
-        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
         byte[] large = randomBytes(9 * MIB + 3);
         client.send(message(3, large), e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(3);
         assertThat(bytesOf(received.inBand())).isEqualTo(large);
-        assertThat(NettyTransport.bulkOf(accepted).activeLanes()).hasSize(2);
         byte[] back = randomBytes(5 * MIB + 1);
         accepted.send(message(4, back), e -> { });
         InboundMessage reply = clientEvents.message();
@@ -100,15 +96,12 @@ class TlsHandshakeTest {
     }
 
     @Test
-    void withHostNamesVerifiedACertificateNamingTheDialedHostIsAcceptedOnEveryLane() throws Exception {
-        NettyTransport.Settings verifying = settings(verifying(groupContext)).withBulkConnections(3);
+    void withHostNamesVerifiedACertificateNamingTheDialedHostIsAccepted() throws Exception {
+        NettyTransport.Settings verifying = settings(verifying(groupContext));
         RecordingListener server = new RecordingListener();
         String address = transports.listen(verifying, server);
         Connection client = transports.connect(verifying, new RecordingListener(), address);
 
-        client.send(message(1, new byte[8 * MIB]), e -> { });
-        assertThat(server.message().id()).isEqualTo(1);
-        NettyTransport.bulkOf(client).allLanesUp().get(10, TimeUnit.SECONDS);
         byte[] large = randomBytes(9 * MIB + 3);
         client.send(message(2, large), e -> { });
         assertThat(bytesOf(server.message().inBand())).isEqualTo(large);
@@ -168,7 +161,7 @@ class TlsHandshakeTest {
     void copiesOfSettingsKeepTheirSecurity() {
         PeerAuthentication auth = PeerAuthentication.of("the-group-token-0123456789", Duration.ofSeconds(1));
         NettyTransport.Settings settings = settings(group).withAuthentication(auth);
-        for (NettyTransport.Settings copy : List.of(settings.withBulkConnections(3), settings.withUnixSockets(true),
+        for (NettyTransport.Settings copy : List.of(settings.withSyncLanes(3), settings.withUnixSockets(true),
                 settings.withCloseTimeout(Duration.ofSeconds(2)))) {
             assertThat(copy.tls()).isSameAs(group);
             assertThat(copy.authentication()).isSameAs(auth);
