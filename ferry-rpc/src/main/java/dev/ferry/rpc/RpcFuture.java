@@ -531,8 +531,7 @@ public final class RpcFuture<T> {
             throw new RpcException(RpcException.Code.ILLEGAL_STATE, "Waiting for " + this
                     + " on transport thread '" + Thread.currentThread().getName()
                     + "' would deadlock the transport, which must deliver the reply on this thread; "
-                    + "use then() or addDoneCallback() instead of await() (functions marked @DirectExecution run on "
-                    + "transport threads and must not wait)");
+                    + "use then() or addDoneCallback() instead of await()");
         }
     }
 

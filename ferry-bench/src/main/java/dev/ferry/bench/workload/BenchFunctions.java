@@ -1,7 +1,6 @@
 package dev.ferry.bench.workload;
 
 import dev.ferry.rpc.AsyncExecution;
-import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.ReceivedBuffers;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcFuture;
@@ -16,15 +15,6 @@ public final class BenchFunctions {
 
   /** W1, W2, W7 callee: returns its argument unchanged. */
   public static int noop(int x) {
-    return x;
-  }
-
-  /**
-   * {@link #noop}, marked to run on the callee's transport thread when called alone (W1 with
-   * {@code FERRY_W1_DIRECT=1}: what a user who declares it so gets; W1 proper calls {@link #noop}).
-   */
-  @DirectExecution
-  public static int noopDirect(int x) {
     return x;
   }
 

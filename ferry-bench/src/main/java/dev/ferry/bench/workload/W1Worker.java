@@ -35,8 +35,7 @@ public final class W1Worker {
     if (ctx.rank() == 0) {
       int warm = ctx.quick() ? 200 : WARMUP;
       int n = ctx.quick() ? 2_000 : CALLS;
-      RpcFunction1<Integer, Integer> noop = "1".equals(System.getenv("FERRY_W1_DIRECT"))
-          ? BenchFunctions::noopDirect : BenchFunctions::noop;
+      RpcFunction1<Integer, Integer> noop = BenchFunctions::noop;
       for (int i = 0; i < warm; i++) {
         agent.rpcSync("worker1", noop, 1);
       }

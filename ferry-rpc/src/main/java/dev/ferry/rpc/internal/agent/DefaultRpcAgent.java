@@ -383,8 +383,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         WorkerInfo callee = workers.member(to);
         long id = nextCallId.getAndIncrement();
         CallInfo info = new CallInfo(self, callee, id, function.displayName());
-        CallHeaders headers = system ? base.with(SystemCalls.MARKER, "1")
-                : function.direct() ? base.with(IncomingCalls.DIRECT, "1") : base;
+        CallHeaders headers = system ? base.with(SystemCalls.MARKER, "1") : base;
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }

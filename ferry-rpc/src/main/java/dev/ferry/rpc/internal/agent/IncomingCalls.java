@@ -1,6 +1,5 @@
 package dev.ferry.rpc.internal.agent;
 
-import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcAgent;
@@ -56,12 +55,6 @@ import java.util.function.Function;
  * <p>Every failure becomes an ERROR reply to the caller, and is logged here, on the callee, too.
  */
 final class IncomingCalls {
-    /**
-     * Header of a call whose caller found its function marked {@link DirectExecution}: a hint
-     * (the callee checks the mark itself) that spares unmarked calls the decoding on the transport
-     * thread that finding out takes.
-     */
-    static final HeaderKey<String> DIRECT = HeaderKey.ofString("ferry-direct");
     private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
 
     private final RpcAgent agent;
@@ -147,40 +140,20 @@ final class IncomingCalls {
         }
         if (connection.runsRequestsInline()) {
             // A synchronous-exchange lane's own thread: it may block, and nothing else waits for it.
-            runInline(new Request(connection, caller, message, counted, owner, null, observed));
+            runInline(new Request(connection, caller, message, counted, owner, observed));
             return;
         }
-        Decoded decoded = null;
-        if (message.lone() && counted && message.payloadBytes() <= DirectExecution.MAX_REQUEST_BYTES
-                && message.headers().contains(DIRECT)) {
-            // A call made alone (its caller waits for nothing else on this connection) to a
-            // function its caller found marked: if it is marked here too, the hand-off to a
-            // request thread would be most of what it costs.
-            decoded = decodeHere(message);
-            if (decoded.runsHere(resolver)) {
-                runHere(connection, caller, message, owner, decoded, observed);
-                return;
-            }
-        }
-        Request request = new Request(connection, caller, message, counted, owner, decoded, observed);
+        Request request = new Request(connection, caller, message, counted, owner, observed);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
         }
     }
 
     /**
-     * The request decoded on this transport thread, or why that failed: the request thread then
-     * reports it (decoding once only, since decoding RRefs registers them).
+     * Decodes the request, noting the RRefs among its arguments that their owners have yet to
+     * confirm: the request waits for them, so the function never sees an unconfirmed reference
+     * (as in PyTorch).
      */
-    private Decoded decodeHere(InboundMessage message) {
-        try {
-            return decode(message);
-        } catch (RuntimeException e) {
-            return new Decoded(null, null, e);
-        }
-    }
-
-    /** Decodes the request, noting the RRefs among its arguments that their owners have yet to confirm. */
     private Decoded decode(InboundMessage message) {
         RRefContext.startRecording();
         CallRequest request;
@@ -190,42 +163,13 @@ final class IncomingCalls {
         } finally {
             confirmations = RRefContext.finishRecording();
         }
-        return new Decoded(request, confirmations, null);
+        return new Decoded(request, confirmations);
     }
 
-    /** Runs a {@link DirectExecution} function on this transport thread, as the agent's. */
-    private void runHere(Connection connection, WorkerInfo caller, InboundMessage message, OwnerState created,
-                         Decoded decoded, ObservedRequest observed) {
-        RpcAgent previous = CurrentAgent.enter(agent);
-        try {
-            run(connection, caller, message, true, created, decoded, observed);
-        } finally {
-            CurrentAgent.restore(previous);
-        }
-    }
-
-    /**
-     * A request decoded, with the confirmations of RRefs among its arguments; or the failure to
-     * decode it ({@code request} and {@code confirmations} null).
-     */
-    private record Decoded(CallRequest request, CompletableFuture<Void> confirmations, RuntimeException failure) {
-        /** Whether it may run on the transport thread: a direct function, nothing to wait for. */
-        boolean runsHere(FunctionResolver resolver) {
-            if (failure != null || !confirmations.isDone()) {
-                return false;
-            }
-            try {
-                return resolver.resolve(request.function()).isDirect();
-            } catch (RuntimeException e) {
-                return false; // unknown or refused: the request thread reports it
-            }
-        }
-
+    /** A request decoded, with the confirmations of RRefs among its arguments still to come. */
+    private record Decoded(CallRequest request, CompletableFuture<Void> confirmations) {
         /** The request, once its RRefs are confirmed (may wait: not on a transport thread). */
         CallRequest awaitConfirmed() {
-            if (failure != null) {
-                throw failure;
-            }
             if (!confirmations.isDone()) {
                 RpcFuture.fromCompletionStage(confirmations).await();
             }
@@ -276,14 +220,11 @@ final class IncomingCalls {
         final InboundMessage message;
         final boolean counted;
         final OwnerState created;
-        /** Decoded already on the transport thread, or null. */
-        final Decoded decoded;
         /** Its timeline for the call observers following it, or null. */
         final ObservedRequest observed;
 
         Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
-                Decoded decoded, ObservedRequest observed) {
-            this.decoded = decoded;
+                ObservedRequest observed) {
             this.observed = observed;
             this.connection = connection;
             this.caller = caller;
@@ -294,7 +235,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created, decoded, observed);
+            IncomingCalls.this.run(connection, caller, message, counted, created, observed);
         }
     }
 
@@ -312,19 +253,16 @@ final class IncomingCalls {
     /**
      * Runs a request on the current thread, which holds a request permit and has the agent as its
      * {@link CurrentAgent} (a transport thread running a control message has neither: those never
-     * block; one running a {@link DirectExecution} function has the agent, not a permit).
+     * block).
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created) {
-        run(connection, caller, message, counted, created, null, null);
+        run(connection, caller, message, counted, created, null);
     }
 
-    /**
-     * As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code decoded} if
-     * already, {@code observed} if call observers follow it.
-     */
+    /** As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code observed} if call observers follow it. */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created, Decoded decoded, ObservedRequest observed) {
+                     OwnerState created, ObservedRequest observed) {
         // Out of the queue the throttle counts: from here on this request runs, or blocks on a
         // nested call with its permit given back, and never holds up the requests read after it.
         throttle.left(message.payloadBytes());
@@ -338,7 +276,7 @@ final class IncomingCalls {
         RpcHandleEvent event = CallEvents.beginRequest();
         String outcome = "ok";
         try {
-            CallRequest request = decoded != null ? decoded.awaitConfirmed() : decodeWithConfirmedRRefs(message);
+            CallRequest request = decode(message).awaitConfirmed();
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             if (observed != null) {
                 observed.decoded(info);
@@ -408,14 +346,6 @@ final class IncomingCalls {
                 finished();
             }
         }
-    }
-
-    /**
-     * Decodes the request; RRefs among the arguments that are not yet confirmed by their owner are
-     * waited for, so the function never sees an unconfirmed reference (as in PyTorch).
-     */
-    private CallRequest decodeWithConfirmedRRefs(InboundMessage message) {
-        return decode(message).awaitConfirmed();
     }
 
     /** For calls on an RRef's value: argument 0, the RRef, becomes the value it refers to. */

@@ -61,9 +61,7 @@ final class LaneCalls {
     }
 
     /**
-     * Headers that need no order among the connection's messages: none, the
-     * {@link dev.ferry.rpc.DirectExecution} hint (on a lane the callee runs every request on the
-     * lane's thread), and the receiver mark of a call on an RRef's value sent to its owner. That
+     * Headers that need no order among the connection's messages: none, and the receiver mark of a call on an RRef's value sent to its owner. That
      * one carries the RRef, whose fork to its owner needs no order either: an owner that meets an
      * RRef before its creation keeps a place for it and the call waits for the value; the caller
      * keeps its reference until the owner's acceptance comes back, so a delete cannot overtake
@@ -73,7 +71,7 @@ final class LaneCalls {
     private static boolean unordered(CallHeaders headers) {
         for (int i = 0; i < headers.size(); i++) {
             String name = headers.nameAt(i);
-            if (!name.equals(IncomingCalls.DIRECT.name()) && !name.equals(AgentRRefHost.RECEIVER.name())) {
+            if (!name.equals(AgentRRefHost.RECEIVER.name())) {
                 return false;
             }
         }

@@ -14,10 +14,8 @@ public final class FunctionInvoker {
     private final MethodHandle spread;
     private final int arity;
     private final boolean async;
-    private final boolean direct;
 
-    FunctionInvoker(String name, MethodHandle handle, boolean async, boolean direct) {
-        this.direct = direct;
+    FunctionInvoker(String name, MethodHandle handle, boolean async) {
         this.name = name;
         this.arity = handle.type().parameterCount();
         this.spread = handle.asFixedArity()
@@ -29,11 +27,6 @@ public final class FunctionInvoker {
     /** True when the method is marked {@link dev.ferry.rpc.AsyncExecution}. */
     public boolean isAsync() {
         return async;
-    }
-
-    /** True when the method is marked {@link dev.ferry.rpc.DirectExecution}. */
-    public boolean isDirect() {
-        return direct;
     }
 
     public String name() {

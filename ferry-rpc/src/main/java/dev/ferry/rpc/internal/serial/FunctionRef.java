@@ -85,19 +85,6 @@ public final class FunctionRef {
         return value;
     }
 
-    /**
-     * Whether the method is marked {@link dev.ferry.rpc.DirectExecution}, as the caller found it
-     * ({@link FunctionRefs}, once per lambda class); false where nobody looked (decoded references).
-     */
-    public boolean direct() {
-        return identity.direct;
-    }
-
-    /** Notes that the method is marked {@link dev.ferry.rpc.DirectExecution} (before it is shared). */
-    void markDirect() {
-        identity.direct = true;
-    }
-
     /** The part that identifies the method, without the captured values. */
     public MethodKey key() {
         return identity.key;
@@ -155,8 +142,6 @@ public final class FunctionRef {
         final MethodKey key;
         final String displayName;
         final byte[] bytes;
-        /** Set once before the identity is shared; a thread that saw it unset only sends no hint. */
-        boolean direct;
 
         Identity(String className, String methodName, String descriptor, int kind) {
             this.key = new MethodKey(className, methodName, descriptor, kind);

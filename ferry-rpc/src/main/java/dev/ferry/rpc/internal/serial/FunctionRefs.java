@@ -1,6 +1,5 @@
 package dev.ferry.rpc.internal.serial;
 
-import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.RemoteFunction;
 import dev.ferry.rpc.RpcException;
 
@@ -65,29 +64,9 @@ public final class FunctionRefs {
         }
         FunctionRef ref = new FunctionRef(lambda.getImplClass().replace('/', '.'), lambda.getImplMethodName(),
                 lambda.getImplMethodSignature(), lambda.getImplMethodKind(), captured.length == 0 ? NONE : captured);
-        if (markedDirect(ref, type.getClassLoader())) {
-            ref.markDirect();
-        }
         // a capturing lambda's template holds no captured values (they could be large)
         cached[0] = captured.length == 0 ? ref : ref.withCaptured(null);
         return ref;
-    }
-
-    /**
-     * Whether the method {@code ref} names is marked {@link DirectExecution}, looked up through
-     * the lambda's class loader; false if it cannot be found (the callee decides anyway).
-     */
-    private static boolean markedDirect(FunctionRef ref, ClassLoader loader) {
-        if (ref.kind() == MethodHandleInfo.REF_newInvokeSpecial) {
-            return false;
-        }
-        try {
-            Class<?> owner = Class.forName(ref.className(), false, loader);
-            Class<?>[] parameters = MethodType.fromMethodDescriptorString(ref.descriptor(), loader).parameterArray();
-            return owner.getDeclaredMethod(ref.methodName(), parameters).isAnnotationPresent(DirectExecution.class);
-        } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            return false;
-        }
     }
 
     private static SerializedLambda serializedForm(RemoteFunction function) {

@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.serial;
 
 import dev.ferry.rpc.AsyncExecution;
-import dev.ferry.rpc.DirectExecution;
 import dev.ferry.rpc.RpcException;
 
 import java.lang.invoke.MethodHandle;
@@ -87,8 +86,7 @@ public final class FunctionResolver {
                 handle = lookup.unreflect(method);
             }
             boolean async = target.isAnnotationPresent(AsyncExecution.class);
-            boolean direct = target.isAnnotationPresent(DirectExecution.class);
-            return new FunctionInvoker(ref.displayName(), handle, async, direct);
+            return new FunctionInvoker(ref.displayName(), handle, async);
         } catch (ClassNotFoundException | TypeNotPresentException e) {
             throw unknown(ref, "class " + e.getMessage() + " is not on this worker's class path"
                     + " (Ferry sends functions by reference; the callee must have the same classes)");
