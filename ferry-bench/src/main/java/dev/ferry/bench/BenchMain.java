@@ -33,7 +33,7 @@ public final class BenchMain {
 
   static final String USAGE = """
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
-                                     [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]...
+                                     [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]... [--tcp]
              ferry bench compute ARGS...
         WORKLOAD   one or more of these (bench/WORKLOADS.md), or all (= all seven):
                      w1  rpcSync round trip              w5  a training step: distributed autograd
@@ -47,6 +47,8 @@ public final class BenchMain {
         --parts    W7 parts to run (default all three)
         --jvm-arg  extra JVM option for every worker, repeatable (e.g. --jvm-arg=-Xlog:gc); for
                    diagnostics, recorded in the result file
+        --tcp      workers talk over loopback TCP only (no Unix socket, no shared memory), as
+                   PyTorch's tcp mode; recorded in the result file
         compute    runs dev.ferry.bench.compute.LocalComputeBench with ARGS, when it is built in
       """;
 
@@ -101,6 +103,7 @@ public final class BenchMain {
     Duration timeout = null;
     Set<String> parts = new LinkedHashSet<>(W7Nested.PARTS);
     List<String> jvmArgs = new ArrayList<>();
+    boolean tcp = false;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.startsWith("--jvm-arg=")) {
@@ -112,6 +115,7 @@ public final class BenchMain {
           return null;
         }
         case "--quick" -> quick = true;
+        case "--tcp" -> tcp = true;
         case "--repeats" -> repeats = positive(a, value(args, ++i, a));
         case "--out" -> out = Path.of(value(args, ++i, a));
         case "--jvm-arg" -> jvmArgs.add(value(args, ++i, a));
@@ -138,7 +142,8 @@ public final class BenchMain {
     if (workloads.isEmpty()) {
       throw new IllegalArgumentException("no workload given");
     }
-    return new Command(List.copyOf(new LinkedHashSet<>(workloads)), new BenchOptions(repeats, quick, out, timeout, jvmArgs), parts);
+    return new Command(List.copyOf(new LinkedHashSet<>(workloads)), new BenchOptions(repeats, quick, out, timeout, jvmArgs, tcp),
+        parts);
   }
 
   private static String value(String[] args, int i, String option) {

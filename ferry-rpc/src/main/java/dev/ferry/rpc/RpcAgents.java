@@ -44,7 +44,8 @@ public final class RpcAgents {
      * Starts an agent and returns once every worker of the group has joined: rendezvous through
      * the options' init method, then the backend's init handler
      * ({@link BackendRegistry#initBackend}) on the rendezvous store. A negative rank or world size
-     * is read from the environment ({@code RANK}, {@code WORLD_SIZE}).
+     * is read from the environment ({@code RANK}, {@code WORLD_SIZE}), and so are the options the
+     * program left unset that {@link RpcBackendOptions} lists under "The environment".
      *
      * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} for a bad name, rank or world
      *                      size, or options the backend does not take;
@@ -60,6 +61,9 @@ public final class RpcAgents {
         Objects.requireNonNull(options, "options");
         Objects.requireNonNull(backend, "backend");
         checkName(name);
+        if (options instanceof RpcBackendOptions rpcOptions) {
+            options = FerryEnvironment.apply(rpcOptions, env);
+        }
         if (rank < -1 || worldSize < -1 || worldSize == 0) {
             throw invalid("rank must be -1 (from RANK) or at least 0 and world size -1 (from WORLD_SIZE) or at least 1;"
                     + " got rank " + rank + ", world size " + worldSize);

@@ -102,24 +102,27 @@ public final class RpcFuture<T> {
     }
 
     private static final Object INCOMPLETE = new Object();
-    /**
-     * How long {@link #await()} polls (yielding) before it parks: at most
-     * {@code FERRY_AWAIT_SPIN_MICROS} (default 200 µs, 0: never), adapted to how long waits turn
-     * out to be ({@link AdaptiveSpin}); never on a single CPU or a virtual thread. A reply due
-     * within the window is then seen without the wake-up of a parked thread (on a VM whose idle
-     * vCPU halts, ~50–100 µs). Shared by all platform threads: a heuristic, racy by design.
-     */
-    private static final AdaptiveSpin AWAIT_SPIN = new AdaptiveSpin(
-            1000L * spinMicros(System.getenv("FERRY_AWAIT_SPIN_MICROS"), 200));
-
     // Completes normally with the value or a Failure, never exceptionally, so that the stored
     // throwable is kept exactly (CompletableFuture wraps and unwraps CompletionException). Its
     // blocking get() is the one place where threads wait.
     private final CompletableFuture<Object> state = new CompletableFuture<>();
     private final CallbackQueue callbacks = new CallbackQueue();
+    /**
+     * How {@link #await()} polls (yielding) before it parks, or null: it parks at once. A call's
+     * future, and what derives from it, shares its agent's ({@code TransportTuning.spinTime},
+     * adapted to how long waits turn out to be; never on a single CPU or a virtual thread): a reply
+     * due within the window is then seen without the wake-up of a parked thread (on a VM whose idle
+     * vCPU halts, ~50–100 µs). Futures a program makes itself do not spin.
+     */
+    private final AdaptiveSpin spin;
 
     /** A new incomplete future; complete it with {@link #setResult} or {@link #setException}. */
     public RpcFuture() {
+        this(null);
+    }
+
+    private RpcFuture(AdaptiveSpin spin) {
+        this.spin = spin;
     }
 
     /** A future already completed with {@code value} (null allowed). */
@@ -212,7 +215,9 @@ public final class RpcFuture<T> {
             ManagedBlocking.Permit permit = ManagedBlocking.beforeBlocking();
             try {
                 outcome = state.get();
-                AWAIT_SPIN.parkedWaitEnded(System.nanoTime() - start);
+                if (spin != null) {
+                    spin.parkedWaitEnded(System.nanoTime() - start);
+                }
             } catch (InterruptedException e) {
                 throw interrupted(e);
             } catch (ExecutionException e) {
@@ -289,7 +294,7 @@ public final class RpcFuture<T> {
      */
     public <U> RpcFuture<U> then(Function<? super RpcFuture<T>, ? extends U> callback) {
         Objects.requireNonNull(callback, "then(): callback must not be null");
-        RpcFuture<U> child = new RpcFuture<>();
+        RpcFuture<U> child = new RpcFuture<>(spin);
         callbacks.add(new ThenCallback<>(this, callback, child));
         return child;
     }
@@ -306,7 +311,7 @@ public final class RpcFuture<T> {
      */
     public <U> RpcFuture<U> thenApply(Function<? super T, ? extends U> mapper) {
         Objects.requireNonNull(mapper, "thenApply(): mapper must not be null");
-        RpcFuture<U> child = new RpcFuture<>();
+        RpcFuture<U> child = new RpcFuture<>(spin);
         callbacks.add(new ApplyCallback<>(this, mapper, child));
         return child;
     }
@@ -326,7 +331,7 @@ public final class RpcFuture<T> {
      */
     public <U> RpcFuture<U> thenCompose(Function<? super T, ? extends RpcFuture<U>> next) {
         Objects.requireNonNull(next, "thenCompose(): function must not be null");
-        RpcFuture<U> child = new RpcFuture<>();
+        RpcFuture<U> child = new RpcFuture<>(spin);
         callbacks.add(new ComposeCallback<>(this, next, child));
         return child;
     }
@@ -499,31 +504,24 @@ public final class RpcFuture<T> {
      * not spin (they would hold a carrier). Returns the outcome or INCOMPLETE.
      */
     private Object spinBriefly(long start) {
-        long budget = AWAIT_SPIN.budgetNanos();
-        if (budget <= 0 || Thread.currentThread().isVirtual()) {
+        AdaptiveSpin spin = this.spin;
+        if (spin == null || spin.budgetNanos() <= 0 || Thread.currentThread().isVirtual()) {
             return INCOMPLETE;
         }
+        long budget = spin.budgetNanos();
         do {
-            boolean uncontended = AWAIT_SPIN.yieldUncontended();
+            boolean uncontended = spin.yieldUncontended();
             Object outcome = state.getNow(INCOMPLETE);
             if (outcome != INCOMPLETE) {
-                AWAIT_SPIN.hit();
+                spin.hit();
                 return outcome;
             }
             if (!uncontended) {
                 return INCOMPLETE; // busy CPUs: park (the miss is counted)
             }
         } while (System.nanoTime() - start < budget);
-        AWAIT_SPIN.miss();
+        spin.miss();
         return INCOMPLETE;
-    }
-
-    private static long spinMicros(String value, long fallback) {
-        try {
-            return value == null || value.isBlank() ? fallback : Math.max(0, Long.parseLong(value.trim()));
-        } catch (NumberFormatException e) {
-            return fallback;
-        }
     }
 
     private void checkMayBlock() {
@@ -665,6 +663,11 @@ public final class RpcFuture<T> {
     }
 
     private static final class CompleterAccess implements FutureCompleter.Access {
+        @Override
+        public <T> RpcFuture<T> newFuture(AdaptiveSpin spin) {
+            return new RpcFuture<>(spin);
+        }
+
         @Override
         public <T> boolean tryComplete(RpcFuture<T> future, T value) {
             return future.tryComplete(value);

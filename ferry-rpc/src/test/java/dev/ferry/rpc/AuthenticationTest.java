@@ -30,7 +30,7 @@ class AuthenticationTest {
 
     @Test
     void aGroupWithATokenCallsOverTcp() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.authToken(TOKEN).unixSockets(false))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.authToken(TOKEN).transport(TransportTuning.defaults().withUnixSockets(false)))) {
             RpcAgent w0 = cluster.agent(0);
             assertThat(w0.rpcSync("worker1", Ops::add, 2, 3)).isEqualTo(5);
             byte[] large = new byte[9 * MIB];

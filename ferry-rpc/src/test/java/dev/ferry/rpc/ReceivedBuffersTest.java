@@ -24,7 +24,7 @@ class ReceivedBuffersTest {
 
     @BeforeAll
     void start() {
-        cluster = LocalCluster.start(2, BackendType.NETTY, b -> b.unixSockets(false).sharedMemoryBytes(0));
+        cluster = LocalCluster.start(2, BackendType.NETTY, b -> b.transport(TransportTuning.defaults().withUnixSockets(false)));
     }
 
     @AfterAll

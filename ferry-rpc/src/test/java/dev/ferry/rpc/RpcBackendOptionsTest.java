@@ -42,13 +42,16 @@ class RpcBackendOptionsTest {
     }
 
     @Test
-    void theCloseTimeoutBoundsAGracefulCloseAndIsKeptByToBuilder() {
-        assertThat(RpcBackendOptions.defaults().closeTimeout()).isEqualTo(Duration.ofSeconds(10));
-        RpcBackendOptions options = RpcBackendOptions.builder().closeTimeout(Duration.ofMillis(250)).build();
-        assertThat(options.closeTimeout()).isEqualTo(Duration.ofMillis(250));
-        assertThat(options.toBuilder().build().closeTimeout()).isEqualTo(Duration.ofMillis(250));
-        assertThat(RpcBackendOptions.builder().closeTimeout(Duration.ZERO).build().closeTimeout()).isZero();
-        assertThatThrownBy(() -> RpcBackendOptions.builder().closeTimeout(Duration.ofSeconds(-1)))
+    void theTransportTuningIsKeptByToBuilderAndItsCopiesKeepTheOtherSettings() {
+        assertThat(RpcBackendOptions.defaults().transport().closeTimeout()).isEqualTo(Duration.ofSeconds(10));
+        TransportTuning tuning = TransportTuning.defaults().withCloseTimeout(Duration.ofMillis(250)).withSyncLanes(2);
+        RpcBackendOptions options = RpcBackendOptions.builder().transport(tuning).build();
+        assertThat(options.toBuilder().build().transport()).isSameAs(tuning);
+        assertThat(tuning.withUnixSockets(false).closeTimeout()).isEqualTo(Duration.ofMillis(250));
+        assertThat(tuning.withUnixSockets(false).syncLanes()).isEqualTo(2);
+        assertThat(TransportTuning.defaults().syncLanes()).isEqualTo(4);
+        assertThat(TransportTuning.defaults().withCloseTimeout(Duration.ZERO).closeTimeout()).isZero();
+        assertThatThrownBy(() -> TransportTuning.defaults().withCloseTimeout(Duration.ofSeconds(-1)))
                 .isInstanceOf(RpcException.class).hasMessageContaining("closeTimeout must not be negative");
     }
 

@@ -198,16 +198,16 @@ class SyncLanesTest {
 
     @Test
     void withNoLanesCallsTakeTheConnection() {
-        try (LocalCluster plain = LocalCluster.start(2, b -> b.syncLanes(0))) {
+        try (LocalCluster plain = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults().withSyncLanes(0)))) {
             RpcAgent w0 = plain.agent(0);
             for (int i = 0; i < 20; i++) {
                 assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, i)).doesNotStartWith("ferry-lane-");
             }
             assertThat(w0.getDebugInfo()).containsEntry("transport.lanes", "off (syncLanes 0)");
         }
-        assertThatThrownBy(() -> RpcBackendOptions.builder().syncLanes(-1))
+        assertThatThrownBy(() -> TransportTuning.defaults().withSyncLanes(-1))
                 .isInstanceOf(RpcException.class).hasMessageContaining("syncLanes");
-        assertThatThrownBy(() -> RpcBackendOptions.builder().syncLanes(RpcBackendOptions.MAX_SYNC_LANES + 1))
+        assertThatThrownBy(() -> TransportTuning.defaults().withSyncLanes(TransportTuning.MAX_SYNC_LANES + 1))
                 .isInstanceOf(RpcException.class).hasMessageContaining("syncLanes");
     }
 

@@ -25,7 +25,7 @@ class TlsTest {
     void aGroupCallsOverTlsWithItsToken(@TempDir Path dir) throws Exception {
         SSLContext tls = TestCertificates.context(TestCertificates.keyStore(dir, "cluster"));
         try (LocalCluster cluster = LocalCluster.start(2, b -> b.tls(tls).authToken("a-secret-of-the-group-0123456789")
-                .unixSockets(false))) {
+                .transport(TransportTuning.defaults().withUnixSockets(false)))) {
             RpcAgent w0 = cluster.agent(0);
             assertThat(w0.rpcSync("worker1", Ops::add, 40, 2)).isEqualTo(42);
             byte[] large = new byte[9 * MIB];
@@ -69,7 +69,7 @@ class TlsTest {
     void aGroupWithHostNamesVerifiedCallsWhenEachCertificateNamesItsHost(@TempDir Path dir) throws Exception {
         SSLContext tls = TestCertificates.context(TestCertificates.keyStore(dir, "hosts", "ip:127.0.0.1"));
         try (LocalCluster cluster = LocalCluster.start(2, b -> b.tls(tls).tlsVerifyHostnames(true)
-                .unixSockets(false).listenHost("127.0.0.1"))) {
+                .transport(TransportTuning.defaults().withUnixSockets(false)).listenHost("127.0.0.1"))) {
             assertThat(cluster.agent(0).rpcSync("worker1", Ops::add, 40, 2)).isEqualTo(42);
             assertThat(cluster.agent(1).rpcSync("worker0", Ops::whoAmI)).isEqualTo("worker0");
             assertThat(cluster.agent(0).getDebugInfo())

@@ -108,7 +108,7 @@ class TransportFlowTest {
     @Test
     void largeBuffersBetweenPeersOnThisHostGoThroughSharedMemory() {
         org.junit.jupiter.api.Assumptions.assumeTrue(Epoll.isAvailable() && SHM_AVAILABLE);
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults()))) {
             java.nio.ByteBuffer sent = java.nio.ByteBuffer.allocateDirect(3 << 20);
             for (int i = 0; sent.hasRemaining(); i++) {
                 sent.put((byte) (i * 13));
@@ -132,18 +132,18 @@ class TransportFlowTest {
 
     @Test
     void peersOnThisHostUseAUnixSocketWhenEnabledElseTcp() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults()))) {
             cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
             // One round trip negotiates shared memory for large buffers (on by default).
             assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
                     .isEqualTo(Epoll.isAvailable() ? SHM_AVAILABLE ? "uds+shm" : "uds" : "tcp");
         }
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(true).sharedMemoryBytes(0))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults().withSharedMemoryBytes(0)))) {
             cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
             assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport"))
                     .isEqualTo(Epoll.isAvailable() ? "uds" : "tcp");
         }
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.unixSockets(false))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults().withUnixSockets(false)))) {
             cluster.agent(0).rpcSync("worker1", Ops::noop, 1);
             assertThat(cluster.agent(0).getDebugInfo().get("agent.peer.worker1.transport")).isEqualTo("tcp");
         }
@@ -151,7 +151,7 @@ class TransportFlowTest {
 
     @Test
     void spinningEventLoopsAndWaitsDeliverEveryReply() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.spinTime(java.time.Duration.ofNanos(50_000)))) {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.transport(TransportTuning.defaults().withSpinTime(java.time.Duration.ofNanos(50_000))))) {
             RpcAgent w0 = cluster.agent(0);
             for (int i = 0; i < 2_000; i++) {
                 assertThat(w0.rpcSync("worker1", Ops::noop, i)).isEqualTo(i);

@@ -13,8 +13,11 @@ import java.util.List;
  * @param timeout per-run hard timeout replacing the workload's default, or null
  * @param workerJvmArgs extra JVM options for every worker (diagnostics such as {@code -Xlog:gc}),
  *     after the workload's own; recorded in the result file's params
+ * @param tcp workers talk over loopback TCP only (no Unix sockets, no shared memory): the
+ *     configuration beside PyTorch's {@code tcp} mode; recorded in the result file's params
  */
-public record BenchOptions(int repeats, boolean quick, Path outDir, Duration timeout, List<String> workerJvmArgs) {
+public record BenchOptions(int repeats, boolean quick, Path outDir, Duration timeout, List<String> workerJvmArgs,
+                           boolean tcp) {
 
   public BenchOptions {
     workerJvmArgs = List.copyOf(workerJvmArgs);

@@ -102,12 +102,16 @@ public final class Driver {
     if (!options.workerJvmArgs().isEmpty()) {
       recorded.put("extra_worker_jvm_args", options.workerJvmArgs());
     }
+    if (options.tcp()) {
+      recorded.put("transport", "tcp");
+    }
     ResultRecorder recorder = new ResultRecorder(name, recorded, options.quick());
     Duration timeout = options.timeoutOr(defaultTimeout);
     for (int i = 0; i < options.repeats(); i++) {
       Map<String, Object> cfg = new LinkedHashMap<>(params);
       cfg.putAll(workerConfig);
       cfg.put("quick", options.quick());
+      cfg.put("tcp", options.tcp());
       cfg.put("repeat", i);
       WorkerLauncher.Launch launch = WorkerLauncher.run(world, workerMain, cfg, timeout, jvm);
       boolean reported = launch.results().containsKey(0);

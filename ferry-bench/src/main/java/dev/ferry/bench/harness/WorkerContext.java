@@ -3,6 +3,7 @@ package dev.ferry.bench.harness;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcAgents;
 import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.TransportTuning;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -96,12 +97,17 @@ public final class WorkerContext {
     return v;
   }
 
-  /** Backend options for this run: rendezvous at {@code tcp://127.0.0.1:<MASTER_PORT>}. */
+  /**
+   * Backend options for this run: rendezvous at {@code tcp://127.0.0.1:<MASTER_PORT>}; with the
+   * driver's {@code --tcp}, TCP only.
+   */
   public RpcBackendOptions options(int numWorkerThreads, Duration rpcTimeout) {
     return RpcBackendOptions.builder()
         .initMethod("tcp://127.0.0.1:" + port)
         .numWorkerThreads(numWorkerThreads)
         .rpcTimeout(rpcTimeout)
+        .transport(Boolean.parseBoolean(config.get("tcp"))
+            ? TransportTuning.defaults().withUnixSockets(false) : TransportTuning.defaults())
         .build();
   }
 

@@ -31,9 +31,6 @@ public final class WorkerLauncher {
   // (~100 ms of start-up work and compilations that spill into what workers measure); the
   // driver's console shows which run a line came from.
   private static final String NO_LOG_DATES = "-Dorg.slf4j.simpleLogger.showDateTime=false";
-  // Diagnostics: with FERRY_POOL_DEBUG set, the receive buffer pool's counters (logged at INFO at close).
-  private static final String POOL_LOGS =
-      "-Dorg.slf4j.simpleLogger.log.dev.ferry.rpc.internal.transport.LargeBufferPool=info";
 
   private WorkerLauncher() {}
 
@@ -49,9 +46,6 @@ public final class WorkerLauncher {
     List<String> jvm = new ArrayList<>(jvmArgs);
     jvm.add(QUIET_LOGS);
     jvm.add(NO_LOG_DATES);
-    if (System.getenv("FERRY_POOL_DEBUG") != null) {
-      jvm.add(POOL_LOGS);
-    }
     return WorkerGroupSpec.builder()
         .nproc(world)
         .mainClass(workerMain.getName())

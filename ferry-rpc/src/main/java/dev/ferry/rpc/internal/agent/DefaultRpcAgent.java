@@ -8,6 +8,8 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WaitAllScope;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.serial.CallRequest;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
@@ -108,6 +110,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
     private final ReadThrottle throttle;
+    /** How this agent's callers poll for an answer before they park ({@link RpcFuture#await}). */
+    private final AdaptiveSpin callerSpin;
     private final AtomicLong nextCallId = new AtomicLong(1);
     private final AgentTimer timer;
     private final AllGathers allGathers = new AllGathers(this);
@@ -136,6 +140,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.storeOwner = storeOwner;
         this.rpcTimeout = options.rpcTimeout();
         this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
+        this.callerSpin = new AdaptiveSpin(options.transport().spinTime().toNanos());
         this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes(), trustedClasses()),
                 classLoader());
         this.profiles = new ProfileRecorder(self.name());
@@ -202,7 +207,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         String groupId = new String(store.compareSet(GROUP_KEY, new byte[0],
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, observers, options.numWorkerThreads(),
-                rrefs, throttle, counters, options.spinTime().toNanos(),
+                rrefs, throttle, counters, options.transport().spinTime().toNanos(),
                 task -> timer.schedule(task, WATCHDOG_NANOS), peer -> connections.get(peer));
         laneCalls = new LaneCalls(transport.syncLanes(), groupId, self.name(), options.maxMessageBytes());
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
@@ -392,7 +397,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         if (observed != null) {
             observed.encoded(payload.totalBytes());
         }
-        RpcFuture<Object> future = new RpcFuture<>();
+        RpcFuture<Object> future = FutureCompleter.newFuture(callerSpin);
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future);
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);

@@ -25,6 +25,8 @@ import dev.ferry.rpc.RpcFuture;
 public final class FutureCompleter {
     /** Implemented by {@link RpcFuture}; not for any other use. */
     public interface Access {
+        <T> RpcFuture<T> newFuture(AdaptiveSpin spin);
+
         <T> boolean tryComplete(RpcFuture<T> future, T value);
 
         boolean tryFail(RpcFuture<?> future, Throwable failure);
@@ -45,6 +47,19 @@ public final class FutureCompleter {
             throw new IllegalStateException("RpcFuture access is already set");
         }
         access = Objects.requireNonNull(rpcFutureAccess, "rpcFutureAccess");
+    }
+
+    /**
+     * A new incomplete future whose {@code await} polls through {@code spin} before it parks (its
+     * agent's; null: it parks at once), as the futures derived from it do.
+     */
+    public static <T> RpcFuture<T> newFuture(AdaptiveSpin spin) {
+        Access current = access;
+        if (current == null) {
+            new RpcFuture<Void>(); // initializes RpcFuture, which sets the access
+            current = access;
+        }
+        return current.newFuture(spin);
     }
 
     /**

@@ -51,19 +51,16 @@ import java.util.function.Consumer;
  *       DuplicateDescriptors duplicate} of the socket's descriptor, closed only here, after the channel
  *       closed and no sender is inside: Netty's own number may be reused as soon as Netty closes it.</li>
  * </ul>
- * Only for plain sockets (no TLS: the socket carries ciphertext then), and after authentication.
- * {@code FERRY_DIRECT_WRITES=0} turns
- * it off.
+ * Only for plain sockets (no TLS: the socket carries ciphertext then), and after authentication;
+ * {@code TransportTuning.directWrites} turns it off.
  *
  * <p>Thread-safe: {@link #tryWrite} from any thread; the rest on the channel's event loop.
  */
 final class DirectWriter {
     private static final Logger log = LoggerFactory.getLogger(DirectWriter.class);
 
-    /** Whether this JVM may use direct writes: the environment allows, descriptors can be duplicated. */
-    static final boolean ENABLED = !"0".equals(System.getenv("FERRY_DIRECT_WRITES"))
-            && !"false".equalsIgnoreCase(System.getenv("FERRY_DIRECT_WRITES"))
-            && DuplicateDescriptors.available();
+    /** Whether this JVM can write directly: socket descriptors can be duplicated. */
+    static final boolean AVAILABLE = DuplicateDescriptors.available();
 
     /**
      * Before the channel's activation went through the pipeline (what its handlers write then, a
@@ -116,7 +113,7 @@ final class DirectWriter {
      * @param authenticating senders wait for {@link #authenticated} too
      */
     static DirectWriter open(Channel channel, LongAdder written, boolean authenticating) {
-        if (!ENABLED || !(channel instanceof UnixChannel unix)) {
+        if (!AVAILABLE || !(channel instanceof UnixChannel unix)) {
             return null;
         }
         int duplicate = DuplicateDescriptors.duplicate(unix.fd().intValue());
@@ -135,7 +132,7 @@ final class DirectWriter {
 
     /** Loads this class and links what it calls (see {@link DuplicateDescriptors#warmUp}). */
     static void warmUp() {
-        if (ENABLED) {
+        if (AVAILABLE) {
             DuplicateDescriptors.warmUp();
         }
     }

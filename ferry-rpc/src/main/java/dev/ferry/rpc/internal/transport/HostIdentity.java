@@ -23,7 +23,7 @@ public final class HostIdentity {
         try {
             host = InetAddress.getLocalHost().getHostName();
         } catch (IOException e) {
-            host = System.getenv().getOrDefault("HOSTNAME", "unknown-host");
+            host = "unknown-host";
         }
         String boot;
         try {

@@ -105,9 +105,6 @@ final class LargeBufferPool {
     private long collectNanos;
     private long skipped;
     private long backoffs;
-    /** FERRY_POOL_DEBUG set: the pool's counters at close at info level (2: also every collection's outcome). */
-    private static final boolean DEBUG = System.getenv("FERRY_POOL_DEBUG") != null;
-    private static final boolean DEBUG2 = "2".equals(System.getenv("FERRY_POOL_DEBUG"));
     private long fresh;
     private long reused;
     /** Ranges the application released before the garbage collector found them. */
@@ -176,10 +173,7 @@ final class LargeBufferPool {
 
     /** Forgets every region (the transport closed); lent ones are freed by the JDK when unreachable. */
     synchronized void clear() {
-        if (DEBUG) {
-            // Diagnostics for benchmarks, whose workers log at info level only.
-            log.info("receive buffer pool at close: {}", stats());
-        } else if (log.isDebugEnabled()) {
+        if (log.isDebugEnabled()) {
             log.debug("receive buffer pool at close: {}", stats());
         }
         for (Lease lease : lent) {
@@ -243,15 +237,10 @@ final class LargeBufferPool {
         while ((carrier = lend(length, size)) == null) {
             long left = deadline - System.nanoTime();
             if (left <= 0 || lent.isEmpty()) {
-                if (DEBUG2 || log.isDebugEnabled()) {
-                    String outcome = "no fit for " + length + " after " + (System.nanoTime() - now) / 1000
-                            + " us, lent " + (lentBefore >> 20) + " -> " + (lentBytes >> 20) + " MiB, interval "
-                            + gcInterval / 1000 + " us, " + stats();
-                    if (DEBUG2) {
-                        log.info("receive buffer pool collection: {}", outcome);
-                    } else {
-                        log.debug("receive buffer pool collection: {}", outcome);
-                    }
+                if (log.isDebugEnabled()) {
+                    log.debug("receive buffer pool collection: no fit for {} after {} us, lent {} -> {} MiB,"
+                            + " interval {} us, {}", length, (System.nanoTime() - now) / 1000, lentBefore >> 20,
+                            lentBytes >> 20, gcInterval / 1000, stats());
                 }
                 if (lentBytes == lentBefore) {
                     backoffs++;

@@ -1,6 +1,8 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.TransportTuning;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -105,91 +107,52 @@ public final class NettyTransport implements Transport {
     static final int UDS_SOCKET_BUFFER_BYTES = 4 << 20;
 
     /**
-     * What a Netty transport is made of.
+     * What a Netty transport is made of: the options it was given, resolved once.
      *
-     * @param sendQueueBytes   bytes a connection may queue beyond its channel buffer before senders wait
-     * @param sendQueueTimeout how long a sender waits for room before its send fails (TIMEOUT)
-     * @param unixSockets      listen on, and prefer, a Unix domain socket for peers on this host
-     * @param hostId           identifies this host; peers with the same id use the Unix socket
-     * @param spinNanos        how long an event loop polls without blocking after activity (0: never)
-     * @param receivePoolBytes direct memory kept for receiving large frames ({@link LargeBufferPool}; 0: none)
-     * @param closeTimeout     how long a graceful {@link Connection#close} waits for what is queued to be
-     *                         written and for the peer to close its end, before it closes abortively
-     * @param authentication   the token every connection must prove before it carries
-     *                         anything ({@link PeerAuthentication}); null: connections are not authenticated
-     * @param tls              TLS for TCP connections ({@link TlsChannels}); null: none
-     * @param syncLanes        synchronous-exchange lanes this worker may open to each peer ({@link SyncLanes});
-     *                         0: none, and none accepted
+     * @param bindHost       the host it listens on and advertises
+     * @param maxFrameBytes  the largest message sent or accepted
+     * @param tuning         how it moves bytes ({@link TransportTuning})
+     * @param hostId         this host's identity; peers with the same one use the same-host channels
+     * @param authentication the token every connection must prove before it carries anything
+     *                       ({@link PeerAuthentication}); null: connections are not authenticated
+     * @param tls            TLS for TCP connections ({@link TlsChannels}); null: none
      */
-    public record Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                           Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                           long receivePoolBytes, Duration closeTimeout,
-                           PeerAuthentication authentication, TlsChannels tls, int syncLanes) {
-        /** Default pool for receiving large frames. */
-        public static final long DEFAULT_RECEIVE_POOL_BYTES = 512L << 20;
-        /** Default bound of a graceful close. */
-        public static final Duration DEFAULT_CLOSE_TIMEOUT = Duration.ofSeconds(10);
-
-        /** Without synchronous-exchange lanes. */
-        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes, Duration closeTimeout,
-                        PeerAuthentication authentication, TlsChannels tls) {
-            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, closeTimeout, authentication, tls, 0);
+    record Settings(String bindHost, long maxFrameBytes, TransportTuning tuning, String hostId,
+                    PeerAuthentication authentication, TlsChannels tls) {
+        static Settings of(RpcBackendOptions options) {
+            TransportTuning tuning = options.transport();
+            return new Settings(options.listenHost(), options.maxMessageBytes(), tuning,
+                    tuning.hostId() != null ? tuning.hostId() : HostIdentity.local(),
+                    options.authToken() == null ? null : PeerAuthentication.of(options.authToken(), options.authTimeout()),
+                    options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames()));
         }
 
-        /** Without authentication. */
-        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes, Duration closeTimeout) {
-            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, closeTimeout, null, null);
+        int ioThreads() {
+            return tuning.ioThreads();
         }
 
-        /** With the default close timeout. */
-        public Settings(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, long sendQueueBytes,
-                        Duration sendQueueTimeout, boolean unixSockets, String hostId, long spinNanos,
-                        long receivePoolBytes) {
-            this(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, unixSockets, hostId,
-                    spinNanos, receivePoolBytes, DEFAULT_CLOSE_TIMEOUT);
+        long sendQueueBytes() {
+            return tuning.sendQueueBytes();
         }
 
-        public Settings withCloseTimeout(Duration value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, value, authentication, tls, syncLanes);
+        Duration sendQueueTimeout() {
+            return tuning.sendQueueTimeout();
         }
 
-        /** TCP only, default queue limits: for tests. */
-        public static Settings tcp(String bindHost, int ioThreads, long maxFrameBytes) {
-            return new Settings(bindHost, 0, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                    HostIdentity.local(), 0, DEFAULT_RECEIVE_POOL_BYTES);
+        Duration closeTimeout() {
+            return tuning.closeTimeout();
         }
 
-        public Settings withUnixSockets(boolean value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout, value,
-                    hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, tls, syncLanes);
+        boolean unixSockets() {
+            return tuning.unixSockets();
         }
 
-        /** With connections authenticated by {@code value} (null: not authenticated). */
-        public Settings withAuthentication(PeerAuthentication value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, value, tls,
-                    syncLanes);
+        long spinNanos() {
+            return tuning.spinTime().toNanos();
         }
 
-        /** With up to {@code value} synchronous-exchange lanes per peer (0: none). */
-        public Settings withSyncLanes(int value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, tls,
-                    value);
-        }
-
-        /** With TLS on TCP connections (null: none). */
-        public Settings withTls(TlsChannels value) {
-            return new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, sendQueueBytes, sendQueueTimeout,
-                    unixSockets, hostId, spinNanos, receivePoolBytes, closeTimeout, authentication, value,
-                    syncLanes);
+        int syncLanes() {
+            return tuning.syncLanes();
         }
     }
 
@@ -214,15 +177,6 @@ public final class NettyTransport implements Transport {
     /** Synchronous-exchange lanes, or null (off, or TLS / authentication). */
     private volatile SyncLanes syncLanes;
 
-    public NettyTransport(String bindHost, int bindPort, int ioThreads, long maxFrameBytes, ThreadFactory threads) {
-        this(new Settings(bindHost, bindPort, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), false,
-                HostIdentity.local(), 0, Settings.DEFAULT_RECEIVE_POOL_BYTES), threads);
-    }
-
-    public NettyTransport(Settings settings, ThreadFactory threads) {
-        this(settings, SharedMemory.Settings.OFF, threads);
-    }
-
     /**
      * Initializes the classes of Netty's native write path that only large transfers reach: the
      * gathering write's {@code IovArray} (the first message in chunks) and {@code Errors} (the first
@@ -241,10 +195,13 @@ public final class NettyTransport implements Transport {
         }
     }
 
-    /** A transport that, with {@code sharedMemory} enabled, also offers same-host peers a {@link SharedMemory} channel. */
-    NettyTransport(Settings settings, SharedMemory.Settings sharedMemory, ThreadFactory threads) {
-        this.settings = settings;
-        this.sharedMemorySettings = sharedMemory;
+    /**
+     * A transport as {@code options} say; {@code threads} makes its event-loop threads, which must
+     * never block.
+     */
+    public NettyTransport(RpcBackendOptions options, ThreadFactory threads) {
+        this.settings = Settings.of(options);
+        this.sharedMemorySettings = SharedMemory.Settings.of(settings.tuning());
         this.epoll = Epoll.isAvailable();
         if (epoll) {
             initializeWritePathClasses();
@@ -265,9 +222,8 @@ public final class NettyTransport implements Transport {
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
-        // FERRY_RECEIVE_POOL_GC=0: never ask for a collection (large heaps, where System.gc() is costly)
-        this.receivePool = new LargeBufferPool(settings.receivePoolBytes(),
-                !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")));
+        this.receivePool = new LargeBufferPool(settings.tuning().receiveBufferPoolBytes(),
+                settings.tuning().memoryCollections());
     }
 
     @Override
@@ -280,11 +236,11 @@ public final class NettyTransport implements Transport {
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
                 .childHandler(new Initializer(true, "tcp"));
         try {
-            serverChannel = bootstrap.bind(settings.bindHost(), settings.bindPort()).sync().channel();
+            serverChannel = bootstrap.bind(settings.bindHost(), 0).sync().channel();
         } catch (Exception e) {
             close();
             throw new RpcException(RpcException.Code.UNAVAILABLE,
-                    "cannot listen on " + settings.bindHost() + ":" + settings.bindPort() + ": " + e.getMessage(), e);
+                    "cannot listen on " + settings.bindHost() + ": " + e.getMessage(), e);
         }
         channels.add(serverChannel);
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
@@ -492,8 +448,8 @@ public final class NettyTransport implements Transport {
         } else {
             info.put("transport.lanes", settings.syncLanes() <= 0 ? "off (syncLanes 0)" : "off (TLS)");
         }
-        info.put("transport.direct_writes", DirectWriter.ENABLED
-                ? Long.toString(directWrites.sum()) : "off (FERRY_DIRECT_WRITES=0, or no JDK 22+ native access)");
+        info.put("transport.direct_writes", !settings.tuning().directWrites() ? "off (directWrites false)"
+                : DirectWriter.AVAILABLE ? Long.toString(directWrites.sum()) : "off (no native access)");
         if (settings.authentication() != null) {
             info.put("transport.auth", "hmac-sha256");
             info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
@@ -583,7 +539,7 @@ public final class NettyTransport implements Transport {
             // Senders write their own small frames on plain native sockets (not under TLS), once the
             // channel is active (and authenticated, with authentication).
             boolean tls = settings.tls() != null && "tcp".equals(kind);
-            DirectWriter direct = !tls
+            DirectWriter direct = !tls && settings.tuning().directWrites()
                     ? DirectWriter.open(channel, directWrites, settings.authentication() != null) : null;
             NettyConnection connection = new NettyConnection(channel, kind, link, direct, settings, receivePool,
                     listener);

@@ -70,19 +70,12 @@ final class SharedMemory implements AutoCloseable {
      * @param directory      where segments are created (a memory file system)
      */
     record Settings(long segmentBytes, int minBufferBytes, boolean collect, Path directory) {
-        /** Default segment size; sparse, so it costs memory only as far as it is used. */
-        static final long DEFAULT_SEGMENT_BYTES = 512L << 20;
         static final int DEFAULT_MIN_BUFFER_BYTES = 256 << 10;
         static final Path DEFAULT_DIRECTORY = Path.of("/dev/shm");
-        static final Settings OFF = new Settings(0, DEFAULT_MIN_BUFFER_BYTES, true, DEFAULT_DIRECTORY);
 
-        static Settings of(long segmentBytes) {
-            return new Settings(segmentBytes, DEFAULT_MIN_BUFFER_BYTES,
-                    !"0".equals(System.getenv("FERRY_RECEIVE_POOL_GC")), DEFAULT_DIRECTORY);
-        }
-
-        Settings withMinBufferBytes(int value) {
-            return new Settings(segmentBytes, value, collect, directory);
+        static Settings of(dev.ferry.rpc.TransportTuning tuning) {
+            return new Settings(tuning.sharedMemoryBytes(), DEFAULT_MIN_BUFFER_BYTES, tuning.memoryCollections(),
+                    DEFAULT_DIRECTORY);
         }
 
         boolean enabled() {

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -36,8 +38,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 @Timeout(60)
 class AuthHandshakeTest {
     private static final int MIB = 1 << 20;
-    private static final PeerAuthentication AUTH = PeerAuthentication.of("the-group-token-0123456789", Duration.ofSeconds(10));
-    private static final PeerAuthentication OTHER = PeerAuthentication.of("another-token-9876543210", Duration.ofSeconds(10));
+    private static final String TOKEN = "the-group-token-0123456789";
+    private static final String OTHER_TOKEN = "another-token-9876543210";
+    private static final PeerAuthentication AUTH = PeerAuthentication.of(TOKEN, Duration.ofSeconds(10));
+    private static final PeerAuthentication OTHER = PeerAuthentication.of(OTHER_TOKEN, Duration.ofSeconds(10));
     private final NettyTransports transports = new NettyTransports("auth-test");
 
     @AfterEach
@@ -48,9 +52,9 @@ class AuthHandshakeTest {
     @Test
     void peersWithTheTokenTalkIncludingLargeMessages() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH), server);
+        String address = transports.listen(settings(TOKEN), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(AUTH), clientEvents, address);
+        Connection client = transports.connect(settings(TOKEN), clientEvents, address);
         Connection accepted = server.accepted();
 
         client.send(message(1, "hello".getBytes(StandardCharsets.UTF_8)), e -> { });
@@ -68,9 +72,9 @@ class AuthHandshakeTest {
     @Test
     void aPeerWithAnotherTokenIsDroppedOnBothEndsAndTheServerGoesOnServingTheGroup() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH), server);
+        String address = transports.listen(settings(TOKEN), server);
         RecordingListener intruderEvents = new RecordingListener();
-        Connection intruder = transports.connect(settings(OTHER), intruderEvents, address);
+        Connection intruder = transports.connect(settings(OTHER_TOKEN), intruderEvents, address);
         CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
         intruder.send(message(1, new byte[] {42}), sendFailure::complete);
 
@@ -80,7 +84,7 @@ class AuthHandshakeTest {
         assertThat(server.messages).isEmpty();
 
         RecordingListener memberEvents = new RecordingListener();
-        Connection member = transports.connect(settings(AUTH), memberEvents, address);
+        Connection member = transports.connect(settings(TOKEN), memberEvents, address);
         member.send(message(2, new byte[] {7}), e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(2);
@@ -91,9 +95,9 @@ class AuthHandshakeTest {
     void overAUnixSocketTheRejectedPeerIsNamedByItsProcess() throws Exception {
         assumeTrue(io.netty.channel.epoll.Epoll.isAvailable(), "Unix sockets need the native transport");
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH).withUnixSockets(true), server);
+        String address = transports.listen(uds(TOKEN), server);
         RecordingListener intruderEvents = new RecordingListener();
-        Connection intruder = transports.connect(settings(OTHER).withUnixSockets(true), intruderEvents, address);
+        Connection intruder = transports.connect(uds(OTHER_TOKEN), intruderEvents, address);
         assertThat(intruder.kind()).startsWith("uds");
 
         Throwable cause = server.closedCause();
@@ -105,10 +109,9 @@ class AuthHandshakeTest {
     @Test
     void aWorkerWithATokenCannotUseOneWithout() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), server);
+        String address = transports.listen(TestOptions.tcp(1 << 30).build(), server);
         RecordingListener clientEvents = new RecordingListener();
-        PeerAuthentication quick = PeerAuthentication.of("the-group-token-0123456789", Duration.ofMillis(500));
-        Connection client = transports.connect(settings(quick), clientEvents, address);
+        Connection client = transports.connect(settings(TOKEN, Duration.ofMillis(500)), clientEvents, address);
         CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
         client.send(message(1, new byte[] {42}), sendFailure::complete);
 
@@ -120,7 +123,7 @@ class AuthHandshakeTest {
     @Test
     void somethingElseThatConnectsIsDroppedAndLearnsOnlyANonce() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH), server);
+        String address = transports.listen(settings(TOKEN), server);
         try (Socket socket = connect(address)) {
             socket.getOutputStream().write("GET / HTTP/1.1\r\nHost: ferry\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
             byte[] everything = readToEnd(socket.getInputStream());
@@ -136,7 +139,7 @@ class AuthHandshakeTest {
     @Test
     void aForgedProofIsRejected() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(AUTH), server);
+        String address = transports.listen(settings(TOKEN), server);
         try (Socket socket = connect(address)) {
             DataInputStream in = new DataInputStream(socket.getInputStream());
             byte[] serverHello = new byte[PeerAuthentication.HELLO_BYTES];
@@ -158,8 +161,7 @@ class AuthHandshakeTest {
     @Test
     void aPeerThatSaysNothingIsDroppedAfterTheTimeout() throws Exception {
         RecordingListener server = new RecordingListener();
-        PeerAuthentication quick = PeerAuthentication.of("the-group-token-0123456789", Duration.ofMillis(300));
-        String address = transports.listen(settings(quick), server);
+        String address = transports.listen(settings(TOKEN, Duration.ofMillis(300)), server);
         try (Socket socket = connect(address)) {
             assertThat(readToEnd(socket.getInputStream())).hasSize(PeerAuthentication.HELLO_BYTES);
         }
@@ -186,8 +188,17 @@ class AuthHandshakeTest {
                 .hasMessageContaining("at least 16");
     }
 
-    private static NettyTransport.Settings settings(PeerAuthentication auth) {
-        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withAuthentication(auth);
+    private static RpcBackendOptions settings(String token) {
+        return settings(token, Duration.ofSeconds(10));
+    }
+
+    private static RpcBackendOptions settings(String token, Duration timeout) {
+        return TestOptions.tcp(1 << 30).authToken(token).authTimeout(timeout).build();
+    }
+
+    /** Over a Unix socket. */
+    private static RpcBackendOptions uds(String token) {
+        return TestOptions.tcp(1 << 30, t -> t.withUnixSockets(true)).authToken(token).build();
     }
 
     private static void assertUnauthenticated(Throwable cause) {

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.testing.Eventually;
@@ -37,17 +39,16 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 class DirectWriterTest {
     private static final long MAX_FRAME = 16L << 20;
 
-    private static NettyTransport.Settings settings(String kind) {
-        NettyTransport.Settings tcp = NettyTransport.Settings.tcp("127.0.0.1", 1, MAX_FRAME);
+    private static RpcBackendOptions.Builder settings(String kind) {
         return switch (kind) {
-            case "uds" -> tcp.withUnixSockets(true);
-            case "auth" -> tcp.withAuthentication(NettyAuthenticatedTransportTest.AUTH);
-            default -> tcp;
+            case "uds" -> TestOptions.tcp(MAX_FRAME, t -> t.withUnixSockets(true));
+            case "auth" -> TestOptions.tcp(MAX_FRAME).authToken(NettyAuthenticatedTransportTest.TOKEN);
+            default -> TestOptions.tcp(MAX_FRAME);
         };
     }
 
     private static void assumeDirectWrites() {
-        assumeThat(Epoll.isAvailable() && DirectWriter.ENABLED).as("native epoll and JDK 22+ native access").isTrue();
+        assumeThat(Epoll.isAvailable() && DirectWriter.AVAILABLE).as("native epoll and JDK 22+ native access").isTrue();
     }
 
     @ParameterizedTest
@@ -219,8 +220,8 @@ class DirectWriterTest {
     @Test
     void overTlsTheLoopWritesEverything(@TempDir Path dir) throws Exception {
         assumeDirectWrites();
-        TlsChannels tls = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "direct")));
-        NettyTransport.Settings settings = settings("tcp").withTls(tls);
+        RpcBackendOptions.Builder settings = settings("tcp")
+                .tls(TestCertificates.context(TestCertificates.keyStore(dir, "direct")));
         try (NettyTransports transports = new NettyTransports("direct-test")) {
             RecordingListener server = new RecordingListener();
             NettyConnection toServer = connect(transports, settings, server, new RecordingListener());
@@ -240,10 +241,10 @@ class DirectWriterTest {
     }
 
     /** A server transport reporting to {@code server}, and a client's connection to it. */
-    private static NettyConnection connect(NettyTransports transports, NettyTransport.Settings settings,
+    private static NettyConnection connect(NettyTransports transports, RpcBackendOptions.Builder settings,
                                            RecordingListener server, RecordingListener client) throws Exception {
-        String address = transports.listen(settings, server);
-        return (NettyConnection) transports.connect(settings, client, address);
+        String address = transports.listen(settings.build(), server);
+        return (NettyConnection) transports.connect(settings.build(), client, address);
     }
 
     private static byte[] body(long id) {

@@ -10,8 +10,8 @@ import java.util.concurrent.ThreadFactory;
 class NettyAuthenticatedShmTransportTest extends NettyShmTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(NettyTransport.Settings.tcp("127.0.0.1", 1, maxFrameBytes).withUnixSockets(true)
-                .withAuthentication(NettyAuthenticatedTransportTest.AUTH),
-                new SharedMemory.Settings(64L << 20, 256 << 10, true, Path.of("/dev/shm")), threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes,
+                t -> t.withUnixSockets(true).withSharedMemoryBytes(64L << 20))
+                .authToken(NettyAuthenticatedTransportTest.TOKEN).build(), threads);
     }
 }

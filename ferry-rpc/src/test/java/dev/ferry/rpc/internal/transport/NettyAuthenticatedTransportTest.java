@@ -9,11 +9,11 @@ import java.util.concurrent.ThreadFactory;
  * ({@link PeerAuthentication}): the handshake must be invisible to everything the contract checks.
  */
 class NettyAuthenticatedTransportTest extends NettyTransportTest {
-    static final PeerAuthentication AUTH = PeerAuthentication.of("contract-test-token-0123456789", Duration.ofSeconds(10));
+    static final String TOKEN = "contract-test-token-0123456789";
 
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(NettyTransport.Settings.tcp("127.0.0.1", 1, maxFrameBytes).withAuthentication(AUTH),
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes).authToken(TOKEN).build(),
                 threads);
     }
 }

@@ -12,16 +12,16 @@ import java.util.concurrent.ThreadFactory;
  * inside it: graceful closes, aborts and oversized frames behave as in the clear.
  */
 class NettyTlsTransportTest extends NettyTransportTest {
-    private static TlsChannels tls;
+    private static javax.net.ssl.SSLContext tls;
 
     @BeforeAll
     static void certificates(@TempDir Path dir) throws Exception {
-        tls = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "contract")));
+        tls = TestCertificates.context(TestCertificates.keyStore(dir, "contract"));
     }
 
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(NettyTransport.Settings.tcp("127.0.0.1", 1, maxFrameBytes)
-                .withAuthentication(NettyAuthenticatedTransportTest.AUTH).withTls(tls), threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes)
+                .authToken(NettyAuthenticatedTransportTest.TOKEN).tls(tls).build(), threads);
     }
 }

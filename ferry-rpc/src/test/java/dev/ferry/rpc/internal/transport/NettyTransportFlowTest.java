@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -147,7 +149,8 @@ class NettyTransportFlowTest {
             RecordingListener server = new RecordingListener();
             String address = transports.listen(settings(unixSockets), server);
             RecordingListener events = new RecordingListener();
-            Connection client = transports.connect(settings(unixSockets).withCloseTimeout(Duration.ofMillis(300)),
+            Connection client = transports.connect(TestOptions.tcp(1 << 30,
+                    t -> t.withUnixSockets(unixSockets).withCloseTimeout(Duration.ofMillis(300))).build(),
                     events, address);
             server.accepted().pauseReading(true);
             // Far more than the socket buffers and the channel's water mark hold: most stays queued.
@@ -238,8 +241,8 @@ class NettyTransportFlowTest {
     @Test
     void peersOnAnotherHostOrWithUnixSocketsOffUseTcp() throws Exception {
         String address = transports.listen(settings(true), new RecordingListener());
-        NettyTransport.Settings elsewhere = new NettyTransport.Settings("127.0.0.1", 0, 1, 1 << 30, 64L << 20,
-                java.time.Duration.ofSeconds(60), true, "another-host/boot", 0, NettyTransport.Settings.DEFAULT_RECEIVE_POOL_BYTES);
+        RpcBackendOptions elsewhere = TestOptions.tcp(1 << 30,
+                t -> t.withUnixSockets(true).withHostId("another-host/boot")).build();
         assertThat(transports.connect(elsewhere, new RecordingListener(), address).kind()).isEqualTo("tcp");
         assertThat(transports.connect(settings(false), new RecordingListener(), address).kind()).isEqualTo("tcp");
     }
@@ -254,8 +257,8 @@ class NettyTransportFlowTest {
         Files.delete(missing.getParent());
     }
 
-    private static NettyTransport.Settings settings(boolean unixSockets) {
-        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withUnixSockets(unixSockets);
+    private static RpcBackendOptions settings(boolean unixSockets) {
+        return TestOptions.tcp(1 << 30, t -> t.withUnixSockets(unixSockets)).build();
     }
 
     private static OutboundMessage message(long id, byte[] body, CallHeaders headers) {

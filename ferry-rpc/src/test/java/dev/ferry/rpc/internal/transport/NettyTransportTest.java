@@ -8,7 +8,7 @@ import java.util.concurrent.ThreadFactory;
 class NettyTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport("127.0.0.1", 0, 1, maxFrameBytes, threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes).build(), threads);
     }
 
     @Override

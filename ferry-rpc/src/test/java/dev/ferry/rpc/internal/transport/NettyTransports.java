@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadFactory;
@@ -14,21 +16,21 @@ final class NettyTransports implements AutoCloseable {
         this.threadName = threadName;
     }
 
-    /** A transport made with {@code settings}, not started yet. */
-    NettyTransport start(NettyTransport.Settings settings) {
-        NettyTransport transport = new NettyTransport(settings, threads());
+    /** A transport made with {@code options}, not started yet. */
+    NettyTransport start(RpcBackendOptions options) {
+        NettyTransport transport = new NettyTransport(options, threads());
         started.add(transport);
         return transport;
     }
 
     /** Starts a transport and returns its address. */
-    String listen(NettyTransport.Settings settings, TransportListener events) {
-        return start(settings).start(events);
+    String listen(RpcBackendOptions options, TransportListener events) {
+        return start(options).start(events);
     }
 
     /** Starts a transport and connects it to {@code address} (bounded wait). */
-    Connection connect(NettyTransport.Settings settings, TransportListener events, String address) throws Exception {
-        NettyTransport transport = start(settings);
+    Connection connect(RpcBackendOptions options, TransportListener events, String address) throws Exception {
+        NettyTransport transport = start(options);
         transport.start(events);
         return transport.connect(address).get(10, TimeUnit.SECONDS);
     }

@@ -11,7 +11,7 @@ import java.util.concurrent.ThreadFactory;
 class NettyUdsTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(NettyTransport.Settings.tcp("127.0.0.1", 1, maxFrameBytes).withUnixSockets(true),
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes, t -> t.withUnixSockets(true)).build(),
                 threads);
     }
 

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
@@ -277,9 +279,9 @@ class SharedMemoryTransportTest {
     void aPeerWithoutSharedMemoryIgnoresTheOfferAndBothUseTheSocket() throws Exception {
         RecordingListener serverEvents = new RecordingListener();
         RecordingListener clientEvents = new RecordingListener();
-        NettyTransport server = transport(SharedMemory.Settings.OFF);
+        NettyTransport server = transport(0, true);
         String address = server.start(serverEvents);
-        NettyTransport client = transport(new SharedMemory.Settings(8L * MIB, 256 << 10, true, SHM));
+        NettyTransport client = transport(8L * MIB, true);
         client.start(clientEvents);
         Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
         Connection accepted = serverEvents.accepted();
@@ -321,12 +323,11 @@ class SharedMemoryTransportTest {
 
     /** Two transports, connected, with shared memory negotiated both ways (one round trip does that). */
     private Pair pair(long segmentBytes, boolean collect) throws Exception {
-        SharedMemory.Settings shm = new SharedMemory.Settings(segmentBytes, 256 << 10, collect, SHM);
         RecordingListener serverEvents = new RecordingListener();
         RecordingListener clientEvents = new RecordingListener();
-        NettyTransport server = transport(shm);
+        NettyTransport server = transport(segmentBytes, collect);
         String address = server.start(serverEvents);
-        NettyTransport client = transport(shm);
+        NettyTransport client = transport(segmentBytes, collect);
         client.start(clientEvents);
         Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
         Connection accepted = serverEvents.accepted();
@@ -341,14 +342,15 @@ class SharedMemoryTransportTest {
         return new Pair(server, client, address, toServer, accepted, serverEvents, clientEvents);
     }
 
-    private NettyTransport transport(SharedMemory.Settings shm) {
+    /** Over a Unix socket, with a shared-memory segment of {@code segmentBytes} (0: none). */
+    private NettyTransport transport(long segmentBytes, boolean collect) {
         ThreadFactory threads = task -> {
             Thread thread = new Thread(task, "shm-test-io");
             thread.setDaemon(true);
             return thread;
         };
-        NettyTransport transport = new NettyTransport(
-                NettyTransport.Settings.tcp("127.0.0.1", 1, 64L * MIB).withUnixSockets(true), shm, threads);
+        NettyTransport transport = new NettyTransport(TestOptions.tcp(64L * MIB, t -> t.withUnixSockets(true)
+                .withSharedMemoryBytes(segmentBytes).withMemoryCollections(collect)).build(), threads);
         transports.add(transport);
         return transport;
     }

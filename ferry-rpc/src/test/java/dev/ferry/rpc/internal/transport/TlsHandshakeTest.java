@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.RpcBackendOptions;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -33,15 +35,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 class TlsHandshakeTest {
     private static final int MIB = 1 << 20;
     private static SSLContext groupContext;
-    private static TlsChannels group;
-    private static TlsChannels stranger;
+    private static SSLContext group;
+    private static SSLContext stranger;
     private final NettyTransports transports = new NettyTransports("tls-test");
 
     @BeforeAll
     static void certificates(@TempDir Path dir) throws Exception {
         groupContext = TestCertificates.context(TestCertificates.keyStore(dir, "group"));
-        group = TlsChannels.of(groupContext);
-        stranger = TlsChannels.of(TestCertificates.context(TestCertificates.keyStore(dir, "stranger")));
+        group = groupContext;
+        stranger = TestCertificates.context(TestCertificates.keyStore(dir, "stranger"));
     }
 
     @AfterEach
@@ -97,7 +99,7 @@ class TlsHandshakeTest {
 
     @Test
     void withHostNamesVerifiedACertificateNamingTheDialedHostIsAccepted() throws Exception {
-        NettyTransport.Settings verifying = settings(verifying(groupContext));
+        RpcBackendOptions verifying = verifying(groupContext);
         RecordingListener server = new RecordingListener();
         String address = transports.listen(verifying, server);
         Connection client = transports.connect(verifying, new RecordingListener(), address);
@@ -115,9 +117,9 @@ class TlsHandshakeTest {
         SSLContext elsewhere = TestCertificates.context(
                 TestCertificates.keyStore(dir, "elsewhere", "dns:elsewhere.invalid,ip:10.11.12.13"));
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(settings(verifying(elsewhere)), server);
+        String address = transports.listen(verifying(elsewhere), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(verifying(elsewhere)), clientEvents, address);
+        Connection client = transports.connect(verifying(elsewhere), clientEvents, address);
         client.send(message(1, new byte[] {42}), e -> { });
 
         assertThat(clientEvents.closedCause()).isInstanceOfSatisfying(RpcException.class, e -> {
@@ -127,8 +129,8 @@ class TlsHandshakeTest {
         assertThat(server.messages).isEmpty();
 
         // The same trusted certificate without the check: the chain is all that counts.
-        String open = transports.listen(settings(TlsChannels.of(elsewhere)), server);
-        transports.connect(settings(TlsChannels.of(elsewhere)), new RecordingListener(), open)
+        String open = transports.listen(settings(elsewhere), server);
+        transports.connect(settings(elsewhere), new RecordingListener(), open)
                 .send(message(2, new byte[] {7}), e -> { });
         assertThat(server.message().id()).isEqualTo(2);
     }
@@ -138,7 +140,7 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(group), server);
         RecordingListener plainEvents = new RecordingListener();
-        Connection plain = transports.connect(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), plainEvents, address);
+        Connection plain = transports.connect(TestOptions.tcp(1 << 30).build(), plainEvents, address);
         plain.send(message(1, new byte[] {42}), e -> { });
 
         assertTlsFailure(server.closedCause());
@@ -148,7 +150,7 @@ class TlsHandshakeTest {
     @Test
     void aTlsWorkerCannotUseAPlainOne() throws Exception {
         RecordingListener server = new RecordingListener();
-        String address = transports.listen(NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30), server);
+        String address = transports.listen(TestOptions.tcp(1 << 30).build(), server);
         RecordingListener clientEvents = new RecordingListener();
         Connection client = transports.connect(settings(group), clientEvents, address);
         client.send(message(1, new byte[] {42}), e -> { });
@@ -157,23 +159,12 @@ class TlsHandshakeTest {
         assertThat(server.messages).isEmpty();
     }
 
-    @Test
-    void copiesOfSettingsKeepTheirSecurity() {
-        PeerAuthentication auth = PeerAuthentication.of("the-group-token-0123456789", Duration.ofSeconds(1));
-        NettyTransport.Settings settings = settings(group).withAuthentication(auth);
-        for (NettyTransport.Settings copy : List.of(settings.withSyncLanes(3), settings.withUnixSockets(true),
-                settings.withCloseTimeout(Duration.ofSeconds(2)))) {
-            assertThat(copy.tls()).isSameAs(group);
-            assertThat(copy.authentication()).isSameAs(auth);
-        }
+    private static RpcBackendOptions verifying(SSLContext context) {
+        return TestOptions.tcp(1 << 30).tls(context).tlsVerifyHostnames(true).build();
     }
 
-    private static TlsChannels verifying(SSLContext context) {
-        return TlsChannels.of(context, true);
-    }
-
-    private static NettyTransport.Settings settings(TlsChannels tls) {
-        return NettyTransport.Settings.tcp("127.0.0.1", 1, 1 << 30).withTls(tls);
+    private static RpcBackendOptions settings(SSLContext tls) {
+        return TestOptions.tcp(1 << 30).tls(tls).build();
     }
 
     private static void assertTlsFailure(Throwable cause) {
