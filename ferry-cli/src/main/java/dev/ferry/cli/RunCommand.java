@@ -3,6 +3,11 @@ package dev.ferry.cli;
 import dev.ferry.cli.launch.AotCache;
 import dev.ferry.cli.launch.ConsoleLineSink;
 import dev.ferry.cli.launch.GroupResult;
+import dev.ferry.cli.launch.FreePorts;
+import dev.ferry.cli.launch.JobRendezvousSpec;
+import dev.ferry.cli.launch.MultiNodeRun;
+import dev.ferry.cli.launch.RendezvousBackend;
+import dev.ferry.cli.launch.WorkerEnvironment;
 import dev.ferry.cli.launch.WorkerGroup;
 import dev.ferry.cli.launch.WorkerGroupSpec;
 import java.io.IOException;
@@ -29,7 +34,8 @@ import picocli.CommandLine.Spec;
     name = "run",
     mixinStandardHelpOptions = true,
     description = {
-        "Launch MAIN_CLASS on N local worker JVMs, like torchrun on a single node.",
+        "Launch MAIN_CLASS on N local worker JVMs, like torchrun; with --nnodes, on every node of a job "
+            + "that spans several hosts (run the same command on each).",
         "",
         "Each worker gets the environment variables RANK and LOCAL_RANK (0..N-1), WORLD_SIZE and "
             + "LOCAL_WORLD_SIZE (N), MASTER_ADDR, MASTER_PORT and FERRY_INIT_METHOD=env://, "
@@ -37,13 +43,17 @@ import picocli.CommandLine.Spec;
         "The group also gets a fresh random FERRY_AUTH_TOKEN (unless the environment has one): its "
             + "workers and their store accept only connections that prove it.",
         "Worker output is forwarded line by line, prefixed with [rank]. If a worker exits with a "
-            + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period)."},
+            + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period).",
+        "With --nnodes N (or MIN:MAX), the nodes meet through --rdzv-backend (static: node 0 serves a TCP store at "
+            + "--rdzv-endpoint; etcd, zookeeper: the cluster's servers), ranks run across nodes, output is prefixed "
+            + "[node1/worker5], a failing worker stops the workers on every node, and --max-restarts K restarts "
+            + "the whole world up to K times. Every node needs the same FERRY_AUTH_TOKEN."},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:all workers exited with code 0",
         "2:invalid command line",
-        "N:exit code N of the first worker that failed (1 if it is outside 1..255)",
-        "1:the workers could not be started",
+        "N:exit code N of the first worker that failed, on any node (1 if it is outside 1..255)",
+        "1:the workers could not be started, or the nodes could not meet",
         "124:--timeout expired",
         "130:the launcher was interrupted and stopped the workers"})
 final class RunCommand implements Callable<Integer> {
@@ -54,9 +64,43 @@ final class RunCommand implements Callable<Integer> {
 
   @Spec private CommandSpec spec;
 
-  @Option(names = "--nproc", paramLabel = "N", defaultValue = "1",
-      description = "Number of worker processes (default: ${DEFAULT-VALUE}).")
+  @Option(names = {"--nproc", "--nproc-per-node"}, paramLabel = "N", defaultValue = "1",
+      description = "Number of worker processes on this node (default: ${DEFAULT-VALUE}).")
   private int nproc;
+
+  @Option(names = "--nnodes", paramLabel = "N|MIN:MAX", defaultValue = "1",
+      description = "Number of nodes (hosts) of the job, each running 'ferry run' with the same rendezvous options; "
+          + "MIN:MAX with etcd or zookeeper starts once MIN nodes arrived and waits 30 s more for up to MAX "
+          + "(default: ${DEFAULT-VALUE}).")
+  private String nnodes;
+
+  @Option(names = "--node-rank", paramLabel = "R", defaultValue = "0",
+      description = "This node's rank, 0..N-1, with --rdzv-backend static; node 0 serves the rendezvous at "
+          + "--rdzv-endpoint (default: ${DEFAULT-VALUE}). etcd and zookeeper rank nodes by arrival.")
+  private int nodeRank;
+
+  @Option(names = "--rdzv-backend", paramLabel = "static|etcd|zookeeper", defaultValue = "static",
+      description = "How the nodes meet (default: ${DEFAULT-VALUE}).")
+  private String rdzvBackend;
+
+  @Option(names = "--rdzv-endpoint", paramLabel = "HOST:PORT",
+      description = "static: node 0's address and a free port; etcd / zookeeper: the servers, host:port[,host:port]. "
+          + "Required for more than one node.")
+  private String rdzvEndpoint;
+
+  @Option(names = "--rdzv-id", paramLabel = "JOB", defaultValue = "none",
+      description = "The job's id: nodes with the same id and endpoint form one job (default: ${DEFAULT-VALUE}).")
+  private String rdzvId;
+
+  @Option(names = "--max-restarts", paramLabel = "K", defaultValue = "0",
+      description = "After a worker fails, stop the workers on every node and restart the whole world, "
+          + "up to K times (default: ${DEFAULT-VALUE}).")
+  private int maxRestarts;
+
+  @Option(names = "--local-addr", paramLabel = "ADDR",
+      description = "The address other nodes reach this node's workers at (default: this host's address "
+          + "on the route to --rdzv-endpoint).")
+  private String localAddr;
 
   @Option(names = "--master-addr", paramLabel = "ADDR", defaultValue = "127.0.0.1",
       description = "Address of rank 0's rendezvous endpoint, MASTER_ADDR (default: ${DEFAULT-VALUE}).")
@@ -117,14 +161,25 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     WorkerGroupSpec groupSpec = groupSpec();
+    JobRendezvousSpec job = jobSpec();
     if (classpath == null && !onOwnClasspath(mainClass)) {
       // Workers share our class path, so each of them would fail the same way; say it once.
       err.println("ferry run: main class " + mainClass + " is not on the class path of the launcher, "
           + "which the workers inherit; pass --classpath or build the module that contains it");
       return EXIT_START_FAILED;
     }
+    if (job != null) {
+      MultiNodeRun run = new MultiNodeRun(job, groupSpec, maxRestarts, timeout, out, err);
+      StopWorkersOnShutdown hook = new StopWorkersOnShutdown(run::close, err);
+      hook.register();
+      try {
+        return run.call();
+      } finally {
+        hook.unregister();
+      }
+    }
     WorkerGroup group = new WorkerGroup(groupSpec);
-    StopWorkersOnShutdown hook = new StopWorkersOnShutdown(group, err);
+    StopWorkersOnShutdown hook = new StopWorkersOnShutdown(group::close, err);
     hook.register();
     try {
       group.start();
@@ -180,6 +235,59 @@ final class RunCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(commandLine, e.getMessage(), e);
     }
+  }
+
+  /** The rendezvous of a multi-node (or restartable) job, or null for a plain single-node launch. */
+  private JobRendezvousSpec jobSpec() {
+    CommandLine commandLine = spec.commandLine();
+    RendezvousBackend backend;
+    int minNodes;
+    int maxNodes;
+    try {
+      backend = RendezvousBackend.fromName(rdzvBackend);
+      String[] range = nnodes.split(":", -1);
+      minNodes = Integer.parseInt(range[0]);
+      maxNodes = Integer.parseInt(range[range.length - 1]);
+      if (range.length > 2) {
+        throw new NumberFormatException();
+      }
+    } catch (NumberFormatException e) {
+      throw new CommandLine.ParameterException(commandLine, "--nnodes must be N or MIN:MAX, got '" + nnodes + "'");
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(commandLine, e.getMessage());
+    }
+    if (maxNodes == 1 && backend == RendezvousBackend.STATIC && maxRestarts == 0 && rdzvEndpoint == null) {
+      return null;
+    }
+    if (maxRestarts < 0) {
+      throw new CommandLine.ParameterException(commandLine, "--max-restarts must not be negative, got " + maxRestarts);
+    }
+    String endpoint = rdzvEndpoint;
+    if (endpoint == null && maxNodes > 1) {
+      throw new CommandLine.ParameterException(commandLine, "--nnodes " + nnodes + " needs --rdzv-endpoint HOST:PORT");
+    }
+    if (endpoint == null) {
+      endpoint = "127.0.0.1:" + FreePorts.pick(); // restarts on one node: a private store on loopback
+    }
+    JobRendezvousSpec job;
+    try {
+      job = new JobRendezvousSpec(backend, endpoint, rdzvId, minNodes, maxNodes,
+          backend.dynamic() ? -1 : nodeRank, localAddr, null);
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(commandLine, e.getMessage(), e);
+    }
+    String token = System.getenv(WorkerEnvironment.FERRY_AUTH_TOKEN);
+    if (token == null || token.isBlank()) {
+      if (maxNodes > 1) {
+        // Launchers on different hosts cannot each make up the group's secret.
+        throw new CommandLine.ParameterException(commandLine, "a job on more than one node needs the same "
+            + "FERRY_AUTH_TOKEN on every node, e.g. export FERRY_AUTH_TOKEN=$(openssl rand -base64 32) once and "
+            + "pass it to each host (your scheduler's secret store, or the batch script)");
+      }
+      token = WorkerEnvironment.newAuthToken();
+    }
+    return new JobRendezvousSpec(job.backend(), job.endpoint(), job.runId(), job.minNodes(), job.maxNodes(),
+        job.nodeRank(), job.localAddress(), token);
   }
 
   private static boolean onOwnClasspath(String className) {

@@ -1,6 +1,5 @@
 package dev.ferry.cli;
 
-import dev.ferry.cli.launch.WorkerGroup;
 import java.io.PrintStream;
 
 /**
@@ -9,19 +8,20 @@ import java.io.PrintStream;
  */
 final class StopWorkersOnShutdown extends Thread {
 
-  private final WorkerGroup group;
+  private final Runnable stop;
   private final PrintStream err;
 
-  StopWorkersOnShutdown(WorkerGroup group, PrintStream err) {
+  /** @param stop stops the workers: a {@code WorkerGroup}'s or a {@code MultiNodeRun}'s close */
+  StopWorkersOnShutdown(Runnable stop, PrintStream err) {
     super("ferry-run-shutdown");
-    this.group = group;
+    this.stop = stop;
     this.err = err;
   }
 
   @Override
   public void run() {
     err.println("ferry run: the launcher is shutting down; stopping the workers");
-    group.close();
+    stop.run();
   }
 
   /** Registers this hook; {@link #unregister()} undoes it. */

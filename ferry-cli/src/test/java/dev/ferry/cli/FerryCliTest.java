@@ -121,6 +121,29 @@ class FerryCliTest {
   }
 
   @Test
+  void rejectsBadMultiNodeArgumentsWithClearMessages() {
+    assertThat(ferry("run", "--nnodes", "2", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--nnodes 2 needs --rdzv-endpoint HOST:PORT");
+
+    assertThat(ferry("run", "--nnodes", "2:x", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--nnodes must be N or MIN:MAX, got '2:x'");
+
+    assertThat(ferry("run", "--nnodes", "1:2", "--rdzv-endpoint", "127.0.0.1:29400", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--rdzv-backend static needs a fixed --nnodes N, not 1:2");
+
+    assertThat(ferry("run", "--rdzv-backend", "consul", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--rdzv-backend must be static, etcd or zookeeper, got 'consul'");
+
+    assertThat(ferry("run", "--rdzv-id", "no spaces", "--max-restarts", "1", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--rdzv-id must be 1-64 letters");
+
+    if (System.getenv("FERRY_AUTH_TOKEN") == null) {
+      assertThat(ferry("run", "--nnodes", "2", "--rdzv-endpoint", "127.0.0.1:29400", "a.B")).isEqualTo(2);
+      assertThat(err()).contains("a job on more than one node needs the same FERRY_AUTH_TOKEN on every node");
+    }
+  }
+
+  @Test
   void aMainClassThatDoesNotExistFailsWithTheWorkersMessage() {
     int code = run("--nproc", "2", "does.not.Exist");
 

@@ -31,7 +31,7 @@ final class WorkerCommand {
     ProcessBuilder builder = new ProcessBuilder(commandLine(spec, rank));
     Map<String, String> env = builder.environment();
     env.putAll(spec.env());
-    env.putAll(WorkerEnvironment.forRank(rank, spec.nproc(), spec.masterAddr(), masterPort));
+    env.putAll(WorkerEnvironment.forWorker(rank, spec.nproc(), spec.placement(), spec.masterAddr(), masterPort));
     if (authToken != null) {
       env.put(WorkerEnvironment.FERRY_AUTH_TOKEN, authToken);
     }

@@ -17,6 +17,8 @@ import java.util.Set;
  * LOCAL_RANK          rank on this node (= RANK: 1 node)   1
  * WORLD_SIZE          number of workers                    3
  * LOCAL_WORLD_SIZE    workers on this node (= WORLD_SIZE)  3
+ * GROUP_RANK          rank of this node among the nodes    0
+ * GROUP_WORLD_SIZE    number of nodes                      1
  * MASTER_ADDR         address where rank 0 listens         127.0.0.1
  * MASTER_PORT         port where rank 0 listens            41233
  * FERRY_INIT_METHOD   how to rendezvous                    env://
@@ -33,12 +35,16 @@ public final class WorkerEnvironment {
 
   /** Global rank of the worker. */
   public static final String RANK = "RANK";
-  /** Rank of the worker on its node; the launcher is single-node, so it equals {@link #RANK}. */
+  /** Rank of the worker on its node; equals {@link #RANK} on a single node. */
   public static final String LOCAL_RANK = "LOCAL_RANK";
   /** Number of workers in the group. */
   public static final String WORLD_SIZE = "WORLD_SIZE";
-  /** Number of workers on this node; equals {@link #WORLD_SIZE}. */
+  /** Number of workers on this node; equals {@link #WORLD_SIZE} on a single node. */
   public static final String LOCAL_WORLD_SIZE = "LOCAL_WORLD_SIZE";
+  /** Rank of this node among the nodes of a multi-node launch (torchrun's name). */
+  public static final String GROUP_RANK = "GROUP_RANK";
+  /** Number of nodes (torchrun's name). */
+  public static final String GROUP_WORLD_SIZE = "GROUP_WORLD_SIZE";
   /** Host name or address of rank 0's rendezvous endpoint. */
   public static final String MASTER_ADDR = "MASTER_ADDR";
   /** Port of rank 0's rendezvous endpoint. */
@@ -52,22 +58,34 @@ public final class WorkerEnvironment {
 
   /** All variables above; {@link WorkerGroupSpec.Builder#putEnv} refuses them. */
   public static final Set<String> RESERVED = Set.of(
-      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT, FERRY_INIT_METHOD);
+      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+      FERRY_INIT_METHOD);
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
   private WorkerEnvironment() {}
 
-  /** Returns the variables of worker {@code rank}, in the order of the table above. */
+  /** Returns the variables of worker {@code rank} of a single-node group, in the order of the table above. */
   public static Map<String, String> forRank(int rank, int worldSize, String masterAddr, int masterPort) {
     if (rank < 0 || rank >= worldSize) {
       throw new IllegalArgumentException("rank " + rank + " is outside 0.." + (worldSize - 1));
     }
+    return forWorker(rank, worldSize, NodePlacement.singleNode(worldSize), masterAddr, masterPort);
+  }
+
+  /** Returns the variables of local worker {@code localRank} of {@code localWorldSize} on a node placed so. */
+  public static Map<String, String> forWorker(int localRank, int localWorldSize, NodePlacement placement,
+      String masterAddr, int masterPort) {
+    if (localRank < 0 || localRank >= localWorldSize) {
+      throw new IllegalArgumentException("local rank " + localRank + " is outside 0.." + (localWorldSize - 1));
+    }
     Map<String, String> env = new LinkedHashMap<>();
-    env.put(RANK, Integer.toString(rank));
-    env.put(LOCAL_RANK, Integer.toString(rank));
-    env.put(WORLD_SIZE, Integer.toString(worldSize));
-    env.put(LOCAL_WORLD_SIZE, Integer.toString(worldSize));
+    env.put(RANK, Integer.toString(placement.globalRank(localRank)));
+    env.put(LOCAL_RANK, Integer.toString(localRank));
+    env.put(WORLD_SIZE, Integer.toString(placement.worldSize()));
+    env.put(LOCAL_WORLD_SIZE, Integer.toString(localWorldSize));
+    env.put(GROUP_RANK, Integer.toString(placement.nodeRank()));
+    env.put(GROUP_WORLD_SIZE, Integer.toString(placement.nodes()));
     env.put(MASTER_ADDR, masterAddr);
     env.put(MASTER_PORT, Integer.toString(masterPort));
     env.put(FERRY_INIT_METHOD, ENV_INIT_METHOD);

@@ -63,6 +63,7 @@ public final class WorkerGroupSpec {
   private final boolean pipeStdin;
   private final Duration terminationGrace;
   private final AotCache aotCache;
+  private final NodePlacement placement;
 
   private WorkerGroupSpec(Builder b) {
     this.nproc = b.nproc;
@@ -83,6 +84,11 @@ public final class WorkerGroupSpec {
     this.pipeStdin = b.pipeStdin;
     this.terminationGrace = b.terminationGrace;
     this.aotCache = b.aotCache;
+    this.placement = b.placement != null ? b.placement : NodePlacement.singleNode(b.nproc);
+    if (placement.firstRank() + nproc > placement.worldSize()) {
+      throw new IllegalArgumentException("ranks " + placement.firstRank() + ".." + (placement.firstRank() + nproc - 1)
+          + " of this node do not fit in world size " + placement.worldSize());
+    }
   }
 
   /** Returns a builder with all defaults; {@link Builder#mainClass} must be set. */
@@ -95,9 +101,17 @@ public final class WorkerGroupSpec {
     return new Builder(this);
   }
 
-  /** Number of workers; ranks are {@code 0 .. nproc-1}. */
+  /** Number of workers on this node; their local ranks are {@code 0 .. nproc-1}. */
   public int nproc() {
     return nproc;
+  }
+
+  /**
+   * Where these workers sit in the world: by default node 0 of 1 (global ranks = local ranks);
+   * a multi-node launch places each node's workers after those of the nodes before it.
+   */
+  public NodePlacement placement() {
+    return placement;
   }
 
   /** Fully qualified name of the class whose {@code main} every worker runs. */
@@ -225,6 +239,7 @@ public final class WorkerGroupSpec {
     private boolean pipeStdin;
     private Duration terminationGrace = Duration.ofSeconds(5);
     private AotCache aotCache;
+    private NodePlacement placement;
 
     private Builder() {}
 
@@ -247,6 +262,8 @@ public final class WorkerGroupSpec {
       pipeStdin = s.pipeStdin;
       terminationGrace = s.terminationGrace;
       aotCache = s.aotCache;
+      // the single-node default follows nproc; only a multi-node placement is kept as given
+      placement = s.placement.multiNode() ? s.placement : null;
     }
 
     /** Number of workers, at least 1 (default 1). */
@@ -328,6 +345,12 @@ public final class WorkerGroupSpec {
         throw new IllegalArgumentException(name + " is set by the launcher for each rank and cannot be overridden");
       }
       env.put(name, value);
+      return this;
+    }
+
+    /** This node's place in a multi-node world (default: node 0 of 1 with this spec's nproc). */
+    public Builder placement(NodePlacement placement) {
+      this.placement = Objects.requireNonNull(placement, "placement");
       return this;
     }
 

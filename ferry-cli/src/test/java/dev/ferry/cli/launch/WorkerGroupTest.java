@@ -77,6 +77,8 @@ class WorkerGroupTest {
           "MASTER_PORT=" + group.masterPort(),
           "FERRY_INIT_METHOD=env://",
           "FERRY_TEST_EXTRA=extra",
+          "GROUP_RANK=0",
+          "TORCHELASTIC_RESTART_COUNT=null",
           groupToken,
           "prop=from-jvm-arg",
           "leakDetection=disabled",

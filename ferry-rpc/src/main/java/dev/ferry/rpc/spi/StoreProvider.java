@@ -1,5 +1,7 @@
 package dev.ferry.rpc.spi;
 
+import dev.ferry.rpc.internal.store.InitMethodUrl;
+import dev.ferry.rpc.internal.store.StoreProviders;
 import dev.ferry.rpc.store.Store;
 import java.time.Duration;
 import java.util.Set;
@@ -38,4 +40,22 @@ public interface StoreProvider {
      *     the service cannot be reached in time
      */
     Store open(StoreAddress address, Duration timeout);
+
+    /**
+     * The store a provider's URL names, opened by the provider of its scheme on the class path: for
+     * tools that need a store without a rank, such as a launcher meeting its peers on etcd.
+     *
+     * @throws dev.ferry.rpc.RpcException INVALID_ARGUMENT if no provider opens that scheme or the URL
+     *     is malformed; RENDEZVOUS_FAILED if the service does not answer in time
+     */
+    static Store openUrl(String url, Duration timeout) {
+        StoreProviders providers = StoreProviders.load();
+        InitMethodUrl parsed = InitMethodUrl.parse(url, providers.schemes());
+        StoreProvider provider = providers.forScheme(parsed.scheme());
+        if (provider == null) {
+            throw new dev.ferry.rpc.RpcException(dev.ferry.rpc.RpcException.Code.INVALID_ARGUMENT,
+                    "'" + url + "' is not the URL of a store provider's scheme (" + providers.schemes() + ")");
+        }
+        return provider.open(StoreAddress.parse(url), timeout);
+    }
 }

@@ -1,0 +1,193 @@
+package dev.ferry.cli.launch;
+
+import dev.ferry.rpc.RpcException;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One node's part of a job that may span several nodes, torchrun's elastic agent: meet the other
+ * launchers ({@link NodeRendezvous}), start this node's workers at their global ranks, stop them
+ * when a worker anywhere fails, and, while {@code maxRestarts} allows, restart the whole world in a
+ * new round (every node stops its workers and joins again; torchrun does the same).
+ *
+ * <pre>
+ * MultiNodeRun run = new MultiNodeRun(rendezvousSpec, workerSpec, 3, null, System.out, System.err);
+ * Runtime.getRuntime().addShutdownHook(new Thread(run::close)); // Ctrl-C stops this node, and so the job
+ * int exitCode = run.call(); // 0 once every node's workers succeeded
+ * </pre>
+ *
+ * <p>Every node exits with the same code: 0, or the exit code of the job's first failing worker
+ * (1 when outside 1..255, or when the nodes could not meet), 124 if this node's {@code timeout} ran
+ * out, 130 if this node was interrupted. Each worker gets {@link WorkerEnvironment}'s variables for
+ * its global rank, {@code FERRY_SOCKET_HOST} (multi-node: listen where other nodes reach it),
+ * and torchrun's {@code TORCHELASTIC_RESTART_COUNT}, {@code TORCHELASTIC_MAX_RESTARTS} and
+ * {@code TORCHELASTIC_RUN_ID}, so a restarted worker can tell it was restarted.
+ *
+ * <p>Not thread-safe; {@link #close()} may be called from a shutdown hook.
+ */
+public final class MultiNodeRun implements AutoCloseable {
+  static final int EXIT_RENDEZVOUS_FAILED = 1;
+  static final int EXIT_TIMEOUT = 124;
+  static final int EXIT_TERMINATED = 130;
+
+  private final JobRendezvousSpec rendezvousSpec;
+  private final WorkerGroupSpec workers;
+  private final int maxRestarts;
+  private final Duration timeout;
+  private final PrintStream err;
+  private final PrintStream out;
+  private final CountDownLatch finished = new CountDownLatch(1);
+  private final AtomicReference<WorkerGroup> current = new AtomicReference<>();
+  private volatile boolean closed;
+  private NodeRendezvous rendezvous;
+
+  /**
+   * @param rendezvousSpec how to meet the other nodes
+   * @param workers this node's workers (nproc, main class, JVM options); placement and master are set per round
+   * @param maxRestarts how many times the world may be restarted after a failure
+   * @param timeout this node's time limit for the whole job, or null
+   * @param out where workers' stdout lines go, prefixed {@code [node1/worker5]}
+   * @param err where workers' stderr lines and this launcher's reports go
+   */
+  public MultiNodeRun(JobRendezvousSpec rendezvousSpec, WorkerGroupSpec workers, int maxRestarts, Duration timeout,
+      PrintStream out, PrintStream err) {
+    this.rendezvousSpec = Objects.requireNonNull(rendezvousSpec, "rendezvousSpec");
+    this.workers = Objects.requireNonNull(workers, "workers");
+    if (maxRestarts < 0) {
+      throw new IllegalArgumentException("--max-restarts must not be negative, got " + maxRestarts);
+    }
+    this.maxRestarts = maxRestarts;
+    this.timeout = timeout;
+    this.out = Objects.requireNonNull(out, "out");
+    this.err = Objects.requireNonNull(err, "err");
+  }
+
+  /**
+   * Runs rounds until the job succeeds, fails beyond its restarts, or this node is stopped;
+   * returns the exit code. Leaves the job's store before returning.
+   */
+  public int call() {
+    try {
+      try {
+        rendezvous = NodeRendezvous.open(rendezvousSpec);
+      } catch (RuntimeException e) {
+        err.println("ferry run: cannot meet the other nodes through " + rendezvousSpec.backend().name().toLowerCase()
+            + " at " + rendezvousSpec.endpoint() + ": " + e.getMessage());
+        return EXIT_RENDEZVOUS_FAILED;
+      }
+      try {
+        return rounds();
+      } finally {
+        rendezvous.close();
+      }
+    } finally {
+      finished.countDown();
+    }
+  }
+
+  private int rounds() {
+    for (int round = 0; ; round++) {
+      NodeRendezvous.RoundPlan plan;
+      try {
+        plan = rendezvous.join(round, workers.nproc());
+      } catch (RpcException e) {
+        err.println("ferry run: " + e.getMessage());
+        return EXIT_RENDEZVOUS_FAILED;
+      }
+      if (round == 0 || plan.slot() == 0) {
+        err.println("ferry run: node " + plan.slot() + " of " + plan.placement().nodes() + ", ranks "
+            + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
+            + plan.placement().worldSize() + (round > 0 ? " (restart " + round + " of " + maxRestarts + ")" : ""));
+      }
+      NodeRendezvous.RoundOutcome outcome = runRound(plan);
+      rendezvous.leave(plan);
+      if (outcome.succeeded()) {
+        return 0;
+      }
+      err.println("ferry run: " + outcome.description());
+      if (closed || round >= maxRestarts) {
+        return outcome.exitCode();
+      }
+      err.println("ferry run: restarting the world (restart " + (round + 1) + " of " + maxRestarts + ")");
+    }
+  }
+
+  private NodeRendezvous.RoundOutcome runRound(NodeRendezvous.RoundPlan plan) {
+    NodePlacement placement = plan.placement();
+    WorkerGroupSpec.Builder spec = workers.toBuilder()
+        .placement(placement)
+        .masterAddr(plan.masterAddr())
+        .masterPort(plan.masterPort())
+        .putEnv("TORCHELASTIC_RESTART_COUNT", Integer.toString(plan.round()))
+        .putEnv("TORCHELASTIC_MAX_RESTARTS", Integer.toString(maxRestarts))
+        .putEnv("TORCHELASTIC_RUN_ID", rendezvousSpec.runId())
+        .sink(ConsoleLineSink.labelled(out, err, placement::label));
+    if (placement.multiNode()) {
+      spec.putEnv("FERRY_SOCKET_HOST", plan.localAddress());
+    }
+    WorkerGroup group = new WorkerGroup(spec.build());
+    current.set(group);
+    AtomicReference<NodeRendezvous.RoundOutcome> remote = new AtomicReference<>();
+    rendezvous.watch(plan, outcome -> {
+      if (!outcome.succeeded()) {
+        remote.set(outcome);
+        group.close(); // another node failed: stop ours
+      }
+    });
+    try {
+      if (closed) {
+        return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
+      }
+      group.start();
+      GroupResult result = timeout == null ? group.awaitCompletion() : group.awaitCompletion(timeout);
+      return switch (result.outcome()) {
+        case SUCCEEDED -> rendezvous.succeeded(plan);
+        case FAILED -> {
+          WorkerResult failure = result.failure().orElseThrow();
+          int code = failure.exitCode() >= 1 && failure.exitCode() <= 255 ? failure.exitCode() : 1;
+          yield rendezvous.failed(plan, code, placement.label(failure.rank()) + " (pid " + failure.pid()
+              + ") failed with exit code " + failure.exitCode());
+        }
+        case TIMED_OUT -> rendezvous.failed(plan, EXIT_TIMEOUT, label(plan) + " timed out after "
+            + Elapsed.format(timeout));
+        case TERMINATED -> remote.get() != null ? remote.get()
+            : rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
+      };
+    } catch (IOException e) {
+      return rendezvous.failed(plan, EXIT_RENDEZVOUS_FAILED, label(plan) + " could not start its workers: "
+          + e.getMessage());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was interrupted");
+    } finally {
+      group.close();
+    }
+  }
+
+  private static String label(NodeRendezvous.RoundPlan plan) {
+    return "node" + plan.slot();
+  }
+
+  /**
+   * Stops this node's workers and waits (at most the grace period and 10 s) for {@link #call()} to
+   * tell the other nodes, which then stop theirs: from a shutdown hook, the JVM must not exit first.
+   */
+  @Override
+  public void close() {
+    closed = true;
+    WorkerGroup group = current.get();
+    if (group != null) {
+      group.close();
+    }
+    try {
+      finished.await(workers.terminationGrace().toMillis() + 10_000, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

@@ -1,0 +1,270 @@
+package dev.ferry.cli.launch;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.spi.StoreProvider;
+import dev.ferry.rpc.store.PrefixStore;
+import dev.ferry.rpc.store.Store;
+import dev.ferry.rpc.store.StoreTimeoutException;
+import dev.ferry.rpc.store.TcpStore;
+import dev.ferry.rpc.store.TcpStoreOptions;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
+
+/**
+ * How the launchers of one job meet, round after round (one round per attempt: the first start
+ * and each restart of the whole world), in a {@link Store} under {@code ferry-run/<run id>}:
+ *
+ * <pre>
+ *   join(round)      slot = node rank (static) or add("r/joined", 1) - 1 (by arrival)
+ *                    set "r/node/slot" = "address|nproc|master port"     (ephemeral where the store has sessions)
+ *                    slot 0 (dynamic) closes the round: "r/closed" = nodes, once MAX arrived or MIN
+ *                    arrived and the last call passed; static rounds hold exactly N
+ *                    read every node: this node's first global rank, the world size, node 0's master
+ *   watch(round)     get "r/over" in the background: another node's failure stops this node's workers
+ *   succeeded(round) add("r/finished", 1); the last node sets "r/over" = "ok"; wait for "r/over"
+ *   failed(round)    compareSet "r/over" = "failed|code|what" (the first failure wins)
+ *   leave(round)     add("r/left", 1); static node 0 waits for every node before it stops serving
+ * </pre>
+ *
+ * <p>Node 0 of a static job serves the TCP store at the endpoint, so it must run on that host; its
+ * store and the token ({@code FERRY_AUTH_TOKEN}) authenticate every launcher. Not thread-safe but
+ * for {@link #watch}, whose callback runs on its own thread.
+ */
+public final class NodeRendezvous implements AutoCloseable {
+
+  private final JobRendezvousSpec spec;
+  private final Store store;
+  private final String localAddress;
+
+  /** One round's agreement: where this node's workers sit and where rank 0 listens. */
+  public record RoundPlan(int round, NodePlacement placement, int slot, String masterAddr, int masterPort,
+                          String localAddress) {
+  }
+
+  /** How a round ended for the whole job: success, or the first failure with its exit code. */
+  public record RoundOutcome(boolean succeeded, int exitCode, String description) {
+    static RoundOutcome parse(String text) {
+      if (text.equals("ok")) {
+        return new RoundOutcome(true, 0, "all nodes succeeded");
+      }
+      String[] parts = text.split("\\|", 3);
+      return new RoundOutcome(false, Integer.parseInt(parts[1]), parts[2]);
+    }
+
+    String encode() {
+      return succeeded ? "ok" : "failed|" + exitCode + "|" + description;
+    }
+  }
+
+  private NodeRendezvous(JobRendezvousSpec spec, Store store, String localAddress) {
+    this.spec = spec;
+    this.store = store;
+    this.localAddress = localAddress;
+  }
+
+  /**
+   * Connects to the job's store (node 0 of a static job starts serving it).
+   *
+   * @throws RpcException if the store cannot be served or reached within {@link JobRendezvousSpec#JOIN_TIMEOUT}
+   */
+  public static NodeRendezvous open(JobRendezvousSpec spec) {
+    String first = spec.endpoint().split(",")[0];
+    int colon = first.lastIndexOf(':');
+    if (colon <= 0) {
+      throw new IllegalArgumentException("--rdzv-endpoint must be host:port, got '" + spec.endpoint() + "'");
+    }
+    String host = first.substring(0, colon);
+    int port;
+    try {
+      port = Integer.parseInt(first.substring(colon + 1));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--rdzv-endpoint must be host:port, got '" + spec.endpoint() + "'");
+    }
+    String local = spec.localAddress() != null ? spec.localAddress() : addressTowards(host, port);
+    String namespace = "ferry-run/" + spec.runId();
+    Store store = switch (spec.backend()) {
+      case STATIC -> new PrefixStore(namespace, TcpStore.create(TcpStoreOptions.builder()
+          .host(host).port(port).server(spec.nodeRank() == 0)
+          .timeout(JobRendezvousSpec.JOIN_TIMEOUT).authToken(spec.authToken()).build()));
+      case ETCD -> StoreProvider.openUrl("etcd://" + spec.endpoint() + "/" + namespace, JobRendezvousSpec.JOIN_TIMEOUT);
+      case ZOOKEEPER -> StoreProvider.openUrl("zookeeper://" + spec.endpoint() + "/" + namespace,
+          JobRendezvousSpec.JOIN_TIMEOUT);
+    };
+    return new NodeRendezvous(spec, store, local);
+  }
+
+  /**
+   * The local address this host would use to reach {@code host:port}: the interface other nodes
+   * can reach it on, found by connecting a UDP socket (which sends nothing).
+   */
+  static String addressTowards(String host, int port) {
+    try (DatagramSocket probe = new DatagramSocket()) {
+      probe.connect(new InetSocketAddress(host, port));
+      InetAddress local = probe.getLocalAddress();
+      return local.isAnyLocalAddress() ? InetAddress.getLoopbackAddress().getHostAddress() : local.getHostAddress();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot find the local address towards " + host + ":" + port, e);
+    }
+  }
+
+  /** The address this node's workers listen on and advertise. */
+  public String localAddress() {
+    return localAddress;
+  }
+
+  /**
+   * Joins round {@code round} with {@code nproc} workers and returns once the round's nodes are
+   * known.
+   *
+   * @throws RpcException RENDEZVOUS_FAILED if the round does not form in time or closed without this node
+   */
+  public RoundPlan join(int round, int nproc) {
+    String r = "r" + round + "/";
+    int slot = spec.backend().dynamic() ? (int) (store.add(r + "joined", 1) - 1) : spec.nodeRank();
+    if (slot >= spec.maxNodes()) {
+      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+          + " already has its " + spec.maxNodes() + " nodes (--nnodes); this node is one too many");
+    }
+    int masterPort = slot == 0 ? FreePorts.pick(inetAddress(localAddress)) : 0;
+    byte[] registration = (localAddress + "|" + nproc + "|" + masterPort).getBytes(UTF_8);
+    if (store.hasSessions()) {
+      store.setEphemeral(r + "node/" + slot, registration);
+    } else {
+      store.set(r + "node/" + slot, registration);
+    }
+    int nodes = spec.backend().dynamic() ? closedSize(r, slot) : spec.maxNodes();
+    if (slot >= nodes) {
+      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+          + " started with " + nodes + " nodes before this node arrived");
+    }
+    List<String> keys = new ArrayList<>();
+    for (int i = 0; i < nodes; i++) {
+      keys.add(r + "node/" + i);
+    }
+    try {
+      store.waitFor(keys, JobRendezvousSpec.JOIN_TIMEOUT);
+    } catch (StoreTimeoutException e) {
+      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+          + ": nodes " + e.missingKeys().stream().map(k -> k.substring(k.lastIndexOf('/') + 1)).toList()
+          + " did not arrive within " + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min", e);
+    }
+    int firstRank = 0;
+    int worldSize = 0;
+    String[] master = null;
+    for (int i = 0; i < nodes; i++) {
+      String[] node = new String(store.get(keys.get(i)), UTF_8).split("\\|");
+      if (i == 0) {
+        master = node;
+      }
+      if (i < slot) {
+        firstRank += Integer.parseInt(node[1]);
+      }
+      worldSize += Integer.parseInt(node[1]);
+    }
+    return new RoundPlan(round, new NodePlacement(slot, nodes, firstRank, worldSize), slot, master[0],
+        Integer.parseInt(master[2]), localAddress);
+  }
+
+  /** The number of nodes round {@code r} started with; slot 0 decides it, the others wait for it. */
+  private int closedSize(String r, int slot) {
+    if (slot == 0) {
+      long deadline = System.nanoTime() + JobRendezvousSpec.JOIN_TIMEOUT.toNanos();
+      long lastCallEnds = Long.MAX_VALUE;
+      while (true) {
+        long arrived = store.add(r + "joined", 0);
+        long now = System.nanoTime();
+        if (arrived >= spec.minNodes() && lastCallEnds == Long.MAX_VALUE) {
+          lastCallEnds = spec.minNodes() == spec.maxNodes() ? now : now + JobRendezvousSpec.LAST_CALL.toNanos();
+        }
+        if (arrived >= spec.maxNodes() || now - lastCallEnds >= 0) {
+          // nodes counted in but not yet registered are waited for below, like the others
+          store.compareSet(r + "closed", new byte[0], Long.toString(Math.min(arrived, spec.maxNodes())).getBytes(UTF_8));
+          break;
+        }
+        if (now - deadline > 0) {
+          throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "only " + arrived + " of at least "
+              + spec.minNodes() + " nodes joined job " + spec.runId() + " within "
+              + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min");
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // a store counter has no watch: poll it
+      }
+    }
+    return Integer.parseInt(new String(store.get(r + "closed", JobRendezvousSpec.JOIN_TIMEOUT), UTF_8));
+  }
+
+  /**
+   * Calls {@code onOutcome} on a background thread once round {@code plan.round()} is over for the
+   * job (another node failed, or every node finished); ends quietly when this rendezvous closes.
+   */
+  public void watch(RoundPlan plan, Consumer<RoundOutcome> onOutcome) {
+    String over = "r" + plan.round() + "/over";
+    Thread.ofPlatform().daemon().name("ferry-run-round-" + plan.round()).start(() -> {
+      try {
+        onOutcome.accept(RoundOutcome.parse(new String(store.get(over, Duration.ZERO), UTF_8)));
+      } catch (RpcException closed) {
+        // the rendezvous closed: the launcher is done
+      }
+    });
+  }
+
+  /** Reports that this node's workers all succeeded, and waits (bounded) for the job's outcome. */
+  public RoundOutcome succeeded(RoundPlan plan) {
+    String r = "r" + plan.round() + "/";
+    if (store.add(r + "finished", 1) == plan.placement().nodes()) {
+      store.compareSet(r + "over", new byte[0], "ok".getBytes(UTF_8));
+    }
+    try {
+      return RoundOutcome.parse(new String(store.get(r + "over", JobRendezvousSpec.EXIT_BARRIER), UTF_8));
+    } catch (StoreTimeoutException e) {
+      return new RoundOutcome(false, 1, "other nodes did not finish within "
+          + JobRendezvousSpec.EXIT_BARRIER.toMinutes() + " min of node " + plan.slot());
+    }
+  }
+
+  /** Reports a failure on this node; returns the job's outcome (an earlier failure elsewhere wins). */
+  public RoundOutcome failed(RoundPlan plan, int exitCode, String description) {
+    String mine = new RoundOutcome(false, exitCode, description).encode();
+    byte[] held = store.compareSet("r" + plan.round() + "/over", new byte[0], mine.getBytes(UTF_8));
+    return RoundOutcome.parse(new String(held, UTF_8));
+  }
+
+  /**
+   * Says this node has seen the round's outcome and is done with the store. Node 0 of a static job
+   * then waits (at most 30 s) for every node to say so, since closing ends the store they read.
+   */
+  public void leave(RoundPlan plan) {
+    String left = "r" + plan.round() + "/left";
+    store.add(left, 1);
+    if (spec.backend() == RendezvousBackend.STATIC && plan.slot() == 0) {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (store.add(left, 0) < plan.placement().nodes() && System.nanoTime() - deadline < 0) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // a counter has no watch: poll it
+      }
+    }
+  }
+
+  private static InetAddress inetAddress(String address) {
+    try {
+      return InetAddress.getByName(address);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot resolve this node's address " + address, e);
+    }
+  }
+
+  /** Leaves the job's store (node 0 of a static job stops serving it). */
+  @Override
+  public void close() {
+    store.close();
+  }
+}
