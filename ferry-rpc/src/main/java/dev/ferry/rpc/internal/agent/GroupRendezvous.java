@@ -94,7 +94,11 @@ final class GroupRendezvous {
         }
         for (String key : keys) {
             if (store.check(List.of(key))) {
-                missing.remove(decode(store.get(key, Duration.ofSeconds(1)), key).info().id());
+                try {
+                    missing.remove(decode(store.get(key, Duration.ofSeconds(1)), key).info().id());
+                } catch (StoreTimeoutException left) {
+                    // an ephemeral registration whose worker left between the check and the read
+                }
             }
         }
         return missing;
