@@ -2,6 +2,7 @@ package dev.ferry.examples;
 
 import dev.ferry.rpc.AsyncExecution;
 import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.store.Rendezvous;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
@@ -57,7 +58,8 @@ public final class HelloCluster {
     }
 
     public static void main(String[] args) {
-        String name = "worker" + System.getenv().getOrDefault("RANK", "0");
+        // RANK, or the scheduler's own (SLURM_PROCID, JOB_COMPLETION_INDEX): see docs/cluster.md
+        String name = "worker" + Rendezvous.environmentRank().orElse(0);
         Rpc.initRpc(name);
         try {
             WorkerInfo me = Rpc.getWorkerInfo();

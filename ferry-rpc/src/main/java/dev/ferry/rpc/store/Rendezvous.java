@@ -3,6 +3,7 @@ package dev.ferry.rpc.store;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.internal.store.InitMethodUrl;
+import dev.ferry.rpc.internal.store.SchedulerEnvironment;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import dev.ferry.rpc.internal.store.StoreProviders;
 import dev.ferry.rpc.spi.StoreAddress;
@@ -54,7 +55,11 @@ import org.slf4j.LoggerFactory;
  * Code#RENDEZVOUS_FAILED}.
  *
  * <p>The environment is injectable ({@link Builder#environment(Map)}) so tests and embedders need
- * not touch the process environment.
+ * not touch the process environment. Under a scheduler, the variables it sets stand in for missing
+ * ones: Slurm's {@code SLURM_PROCID}, {@code SLURM_NTASKS}, {@code SLURM_LOCALID} and the first host
+ * of {@code SLURM_JOB_NODELIST} (with {@code MASTER_PORT} 29500 unless set) give {@code RANK},
+ * {@code WORLD_SIZE}, {@code LOCAL_RANK} and {@code MASTER_ADDR}; a Kubernetes Indexed Job's {@code
+ * JOB_COMPLETION_INDEX} gives {@code RANK}. Variables set explicitly win. See {@code docs/cluster.md}.
  */
 public final class Rendezvous {
     private static final Logger log = LoggerFactory.getLogger(Rendezvous.class);
@@ -79,7 +84,26 @@ public final class Rendezvous {
         this.rank = builder.rank;
         this.worldSize = builder.worldSize;
         this.timeout = builder.timeout;
-        this.environment = builder.environment;
+        // Slurm's and Kubernetes' variables stand in for the ones a scheduler does not set itself.
+        this.environment = SchedulerEnvironment.withRendezvousVariables(builder.environment);
+    }
+
+    /**
+     * This process's rank as {@code env://} reads it: {@code RANK}, else under a scheduler its own
+     * variable ({@code SLURM_PROCID}, a Kubernetes Indexed Job's {@code JOB_COMPLETION_INDEX}); for a
+     * worker name that is unique however the job was started.
+     *
+     * <pre>{@code
+     * Rpc.initRpc("worker" + Rendezvous.environmentRank().orElse(0));
+     * }</pre>
+     */
+    public static OptionalInt environmentRank() {
+        String rank = SchedulerEnvironment.withRendezvousVariables(System.getenv()).get("RANK");
+        try {
+            return rank == null || rank.isBlank() ? OptionalInt.empty() : OptionalInt.of(Integer.parseInt(rank.strip()));
+        } catch (NumberFormatException e) {
+            throw new RpcException(Code.INVALID_ARGUMENT, "environment variable RANK must be an integer, got '" + rank + "'");
+        }
     }
 
     /** A builder with PyTorch's defaults: {@code env://}, 30 minutes, the process environment. */
