@@ -20,25 +20,33 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * A real etcd (Debian's {@code etcd-server}, which {@code .ci/run} installs) started on free
- * loopback ports with its own data directory, for the tests of this module. Where etcd is not
- * installed the tests are skipped with the reason, except on CI ({@code CI=true}), where that fails.
+ * ports with its own data directory, for tests (this module's, and test hosts' in ferry-examples,
+ * through the test jar). Where etcd is not installed the tests are skipped with the reason, except
+ * on CI ({@code CI=true}), where that fails.
  */
-final class EtcdServer implements AutoCloseable {
+public final class EtcdServer implements AutoCloseable {
     private static final Path[] CANDIDATES = {Path.of("/usr/bin/etcd"), Path.of("/usr/local/bin/etcd")};
 
     private final Process process;
     private final Path dataDir;
+    private final String host;
     private final int clientPort;
     private final Deque<String> lastLines = new ArrayDeque<>();
 
-    private EtcdServer(Process process, Path dataDir, int clientPort) {
+    private EtcdServer(Process process, Path dataDir, String host, int clientPort) {
         this.process = process;
+        this.host = host;
         this.dataDir = dataDir;
         this.clientPort = clientPort;
     }
 
-    /** Starts etcd and returns once it serves clients (at most 30 s). */
-    static EtcdServer start() throws Exception {
+    /** Starts etcd on 127.0.0.1 and returns once it serves clients (at most 30 s). */
+    public static EtcdServer start() throws Exception {
+        return start("127.0.0.1");
+    }
+
+    /** Starts etcd listening on {@code host}, a local address, once it serves clients (at most 30 s). */
+    public static EtcdServer start(String host) throws Exception {
         Path binary = Stream.of(CANDIDATES).filter(Files::isExecutable).findFirst().orElse(null);
         if (binary == null) {
             String why = "etcd is not installed (apt-get install etcd-server)";
@@ -49,11 +57,11 @@ final class EtcdServer implements AutoCloseable {
         }
         IOException last = null;
         for (int attempt = 0; attempt < 3; attempt++) { // a free port may be taken between probe and bind
-            int clientPort = freePort();
-            int peerPort = freePort();
+            int clientPort = freePort(host);
+            int peerPort = freePort(host);
             Path dataDir = Files.createTempDirectory("ferry-etcd");
-            String peer = "http://127.0.0.1:" + peerPort;
-            String client = "http://127.0.0.1:" + clientPort;
+            String peer = "http://" + host + ":" + peerPort;
+            String client = "http://" + host + ":" + clientPort;
             Process process = new ProcessBuilder(binary.toString(), "--name", "ferry-test",
                     "--data-dir", dataDir.toString(),
                     "--listen-client-urls", client, "--advertise-client-urls", client,
@@ -61,7 +69,7 @@ final class EtcdServer implements AutoCloseable {
                     "--initial-cluster", "ferry-test=" + peer, "--log-level", "warn",
                     "--logger", "zap")
                     .redirectErrorStream(true).start();
-            EtcdServer server = new EtcdServer(process, dataDir, clientPort);
+            EtcdServer server = new EtcdServer(process, dataDir, host, clientPort);
             if (server.awaitReady()) {
                 return server;
             }
@@ -90,7 +98,7 @@ final class EtcdServer implements AutoCloseable {
         });
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (System.nanoTime() < deadline && process.isAlive()) {
-            try (java.net.Socket probe = new java.net.Socket(InetAddress.getLoopbackAddress(), clientPort)) {
+            try (java.net.Socket probe = new java.net.Socket(host, clientPort)) {
                 return true;
             } catch (IOException notYet) {
                 ready.await(20, TimeUnit.MILLISECONDS);
@@ -99,15 +107,15 @@ final class EtcdServer implements AutoCloseable {
         return false;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+    private static int freePort(String host) throws IOException {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
             return socket.getLocalPort();
         }
     }
 
-    /** {@code 127.0.0.1:port} of the client listener. */
-    String endpoint() {
-        return "127.0.0.1:" + clientPort;
+    /** {@code host:port} of the client listener. */
+    public String endpoint() {
+        return host + ":" + clientPort;
     }
 
     @Override

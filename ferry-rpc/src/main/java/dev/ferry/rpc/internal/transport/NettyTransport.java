@@ -62,7 +62,7 @@ import java.util.concurrent.TimeUnit;
  * <h2>Addresses</h2>
  * {@link #start} returns {@code host:port}, followed, when a Unix socket is open, by
  * {@code ;uds=<socket path>;hostid=<host id>}. {@link #connect} uses the socket when the peer's host
- * id is this transport's (same hostname and boot id, {@link HostIdentity}) and falls back to TCP
+ * id is this transport's (same hostname, boot id and network namespace, {@link HostIdentity}) and falls back to TCP
  * when that fails. The socket file lives in a fresh temporary directory deleted at {@link #close}.
  *
  * <h2>Writing and reading</h2>
