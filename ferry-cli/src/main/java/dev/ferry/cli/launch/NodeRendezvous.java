@@ -31,8 +31,10 @@ import java.util.function.Consumer;
  *                    slot 0 (dynamic) closes the round: "r/closed" = nodes, once MAX arrived or MIN
  *                    arrived and the last call passed; static rounds hold exactly N
  *                    read every node: this node's first global rank, the world size, node 0's master
- *   watch(round)     get "r/over" in the background: another node's failure stops this node's workers
- *   succeeded(round) add("r/finished", 1); the last node sets "r/over" = "ok"; wait for "r/over"
+ *   watch(round)     get "r/over" in the background: another node's failure stops this node's workers;
+ *                    with sessions, a registration gone without "r/done/slot" fails the round too
+ *                    (that node's launcher died)
+ *   succeeded(round) set "r/done/slot"; add("r/finished", 1); the last node sets "r/over" = "ok"; wait for "r/over"
  *   failed(round)    compareSet "r/over" = "failed|code|what" (the first failure wins)
  *   leave(round)     add("r/left", 1); static node 0 waits for every node before it stops serving
  * </pre>
@@ -216,11 +218,39 @@ public final class NodeRendezvous implements AutoCloseable {
         // the rendezvous closed: the launcher is done
       }
     });
+    if (store.hasSessions()) {
+      Thread.ofPlatform().daemon().name("ferry-run-nodes-" + plan.round()).start(() -> watchNodes(plan));
+    }
+  }
+
+  /**
+   * Where registrations are ephemeral: a node whose registration expired without its saying it
+   * finished lost its launcher (SIGKILL, a crashed host), so the round fails for every node, as if
+   * one of its workers had failed. A store has no watch for deletions, so this checks every second
+   * until the round is over.
+   */
+  private void watchNodes(RoundPlan plan) {
+    String r = "r" + plan.round() + "/";
+    try {
+      while (!store.check(List.of(r + "over"))) {
+        for (int node = 0; node < plan.placement().nodes(); node++) {
+          if (!store.check(List.of(r + "node/" + node)) && !store.check(List.of(r + "done/" + node))) {
+            failed(plan, 1, "node" + node + "'s launcher is gone (its registration in the " + spec.backend().name()
+                .toLowerCase() + " store expired before its workers finished)");
+            return;
+          }
+        }
+        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
+      }
+    } catch (RpcException closed) {
+      // the rendezvous closed: the launcher is done
+    }
   }
 
   /** Reports that this node's workers all succeeded, and waits (bounded) for the job's outcome. */
   public RoundOutcome succeeded(RoundPlan plan) {
     String r = "r" + plan.round() + "/";
+    store.set(r + "done/" + plan.slot(), new byte[0]); // before leaving: its registration may go, it did not fail
     if (store.add(r + "finished", 1) == plan.placement().nodes()) {
       store.compareSet(r + "over", new byte[0], "ok".getBytes(UTF_8));
     }

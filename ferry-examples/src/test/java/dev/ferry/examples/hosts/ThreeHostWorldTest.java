@@ -5,11 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.cli.launch.JvmFlags;
 import dev.ferry.store.etcd.EtcdServer;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterAll;
@@ -40,44 +41,80 @@ class ThreeHostWorldTest {
         }
     }
 
-    /** Starts {@code ferry run} on every host with these rendezvous options and returns each one's exit and output. */
-    private static List<String> launchOnEveryHost(String backend, String endpoint, String job) throws Exception {
-        List<Process> launchers = new ArrayList<>();
-        List<CompletableFuture<String>> outputs = new ArrayList<>();
-        try {
-            for (int host = 0; host < 3; host++) {
-                List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-                command.addAll(JvmFlags.defaults());
-                command.addAll(List.of("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
-                        "-cp", System.getProperty("java.class.path"), "dev.ferry.cli.FerryCli", "run", "--no-aot-cache",
-                        "--jvm-arg=-Xmx256m", "--jvm-arg=-XX:+UseSerialGC",
-                        "--nnodes", "3", "--nproc-per-node", "1", "--rdzv-backend", backend,
-                        "--rdzv-endpoint", endpoint, "--rdzv-id", job, "--node-rank", Integer.toString(host),
-                        HostWorldMain.class.getName()));
-                ProcessBuilder builder = new ProcessBuilder(hosts.on(host, command)).redirectErrorStream(true);
-                builder.environment().put("FERRY_AUTH_TOKEN", TOKEN);
-                Process launcher = builder.start();
-                launchers.add(launcher);
-                outputs.add(CompletableFuture.supplyAsync(() -> {
-                    try {
-                        return new String(launcher.getInputStream().readAllBytes(), UTF_8);
-                    } catch (IOException e) {
-                        return e.toString();
+    /** A {@code ferry run} process on one host, its output collected as it comes. */
+    private record Launcher(Process process, StringBuffer output) {
+        /** Waits (bounded) until the output contains {@code text}. */
+        void awaitOutput(String text, int seconds) throws InterruptedException {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+            while (!output.toString().contains(text)) {
+                if (System.nanoTime() > deadline || !process.isAlive() && !output.toString().contains(text)) {
+                    if (output.toString().contains(text)) {
+                        return;
                     }
-                }, task -> Thread.ofPlatform().daemon().start(task))); // not the common pool: it may have one thread
+                    throw new AssertionError("no '" + text + "' within " + seconds + " s; output:\n" + output);
+                }
+                synchronized (output) {
+                    output.wait(100);
+                }
             }
+        }
+    }
+
+    /** Starts {@code ferry run MAIN} on every host with these rendezvous options. */
+    private static List<Launcher> startOnEveryHost(String backend, String endpoint, String job, Class<?> main)
+            throws IOException {
+        List<Launcher> launchers = new ArrayList<>();
+        for (int host = 0; host < 3; host++) {
+            List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+            command.addAll(JvmFlags.defaults());
+            command.addAll(List.of("-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                    "-cp", System.getProperty("java.class.path"), "dev.ferry.cli.FerryCli", "run", "--no-aot-cache",
+                    "--jvm-arg=-Xmx256m", "--jvm-arg=-XX:+UseSerialGC",
+                    "--nnodes", "3", "--nproc-per-node", "1", "--rdzv-backend", backend,
+                    "--rdzv-endpoint", endpoint, "--rdzv-id", job, "--node-rank", Integer.toString(host),
+                    main.getName()));
+            ProcessBuilder builder = new ProcessBuilder(hosts.on(host, command)).redirectErrorStream(true);
+            builder.environment().put("FERRY_AUTH_TOKEN", TOKEN);
+            Process process = builder.start();
+            Launcher launcher = new Launcher(process, new StringBuffer());
+            launchers.add(launcher);
+            Thread.ofPlatform().daemon().start(() -> {
+                try (BufferedReader out = new BufferedReader(new InputStreamReader(process.getInputStream(), UTF_8))) {
+                    for (String line = out.readLine(); line != null; line = out.readLine()) {
+                        launcher.output().append(line).append('\n');
+                        synchronized (launcher.output()) {
+                            launcher.output().notifyAll();
+                        }
+                    }
+                } catch (IOException e) {
+                    launcher.output().append(e).append('\n');
+                }
+            });
+        }
+        return launchers;
+    }
+
+    /** Waits (bounded) for a launcher to end; returns its exit code. */
+    private static int exitCode(Launcher launcher, int host) throws InterruptedException {
+        boolean ended = launcher.process().waitFor(180, TimeUnit.SECONDS);
+        assertThat(ended).as("host %d's launcher ended; output:%n%s", host, launcher.output()).isTrue();
+        launcher.awaitOutput("ferry run: ", 10); // its last report, read to the end of its output
+        return launcher.process().exitValue();
+    }
+
+    /** Runs {@link HostWorldMain} with {@code ferry run} on every host; returns each launcher's output once all succeeded. */
+    private static List<String> launchOnEveryHost(String backend, String endpoint, String job) throws Exception {
+        List<Launcher> launchers = startOnEveryHost(backend, endpoint, job, HostWorldMain.class);
+        try {
             List<String> results = new ArrayList<>();
             for (int host = 0; host < 3; host++) {
-                Process launcher = launchers.get(host);
-                boolean ended = launcher.waitFor(180, TimeUnit.SECONDS);
-                String output = outputs.get(host).get(10, TimeUnit.SECONDS);
-                assertThat(ended).as("host %d's launcher ended; output:%n%s", host, output).isTrue();
-                assertThat(launcher.exitValue()).as("host %d's exit code; output:%n%s", host, output).isZero();
-                results.add(output);
+                Launcher launcher = launchers.get(host);
+                assertThat(exitCode(launcher, host)).as("host %d's exit code; output:%n%s", host, launcher.output()).isZero();
+                results.add(launcher.output().toString());
             }
             return results;
         } finally {
-            launchers.forEach(Process::destroyForcibly);
+            launchers.forEach(l -> l.process().destroyForcibly());
         }
     }
 
@@ -103,6 +140,30 @@ class ThreeHostWorldTest {
     void etcdRendezvous() throws Exception {
         try (EtcdServer etcd = EtcdServer.start(hosts.testAddress())) {
             assertOneWorldAcrossTheHosts(launchOnEveryHost("etcd", etcd.endpoint(), "etcd-job"));
+        }
+    }
+
+    @Test
+    void aLauncherKilledOnOneHostStopsTheJobOnTheOthers() throws Exception {
+        try (TestingServer zookeeper = new TestingServer(true)) {
+            List<Launcher> launchers = startOnEveryHost("zookeeper", hosts.testAddress() + ":" + zookeeper.getPort(),
+                    "killed-launcher-job", WaitForeverMain.class);
+            try {
+                for (Launcher launcher : launchers) {
+                    launcher.awaitOutput("joined", 120);
+                }
+                long killed = System.nanoTime();
+                launchers.get(2).process().destroyForcibly(); // SIGKILL: it can neither stop its worker nor say so
+                for (int host = 0; host < 2; host++) {
+                    assertThat(exitCode(launchers.get(host), host)).isEqualTo(1);
+                    assertThat(launchers.get(host).output().toString()).containsPattern(
+                            "ferry run: node\\d's launcher is gone \\(its registration in the zookeeper store expired");
+                }
+                System.err.println("ThreeHostWorldTest: the other hosts stopped "
+                        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed) + " ms after a launcher was killed");
+            } finally {
+                launchers.forEach(l -> l.process().destroyForcibly());
+            }
         }
     }
 
