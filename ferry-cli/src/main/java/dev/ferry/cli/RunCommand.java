@@ -34,9 +34,11 @@ import picocli.CommandLine.Spec;
     name = "run",
     mixinStandardHelpOptions = true,
     description = {
-        "Launch MAIN_CLASS on N local worker JVMs, like torchrun; with --nnodes, on every node of a job "
-            + "that spans several hosts (run the same command on each).",
+        "Launch MAIN_CLASS (or -jar JAR's main class) on N local worker JVMs, like torchrun; with --nnodes, on "
+            + "every node of a job that spans several hosts (run the same command on each).",
         "",
+        "The workers' class path is --classpath (or the jar), followed by Ferry's own libraries when it "
+            + "does not hold Ferry itself; without either, the launcher's class path.",
         "Each worker gets the environment variables RANK and LOCAL_RANK (0..N-1), WORLD_SIZE and "
             + "LOCAL_WORLD_SIZE (N), MASTER_ADDR, MASTER_PORT and FERRY_INIT_METHOD=env://, "
             + "and runs with the JVM flags from jvm.properties plus any --jvm-arg.",
@@ -111,8 +113,29 @@ final class RunCommand implements Callable<Integer> {
   private Integer masterPort;
 
   @Option(names = {"--classpath", "-cp"}, paramLabel = "CP",
-      description = "Class path of the workers (default: the launcher's class path).")
+      description = "Class path of the workers' program: directories, jars, DIR/* (default: the launcher's class path).")
   private String classpath;
+
+  @Option(names = "-jar", paramLabel = "JAR", parameterConsumer = JarThenProgramArguments.class,
+      description = "Run the main class named by JAR's manifest, with JAR (and its manifest's Class-Path) as the "
+          + "program's class path; as for java, everything after JAR goes to the workers.")
+  private Path jar;
+
+  /** {@code -jar JAR ARGS...}: as {@code java -jar}, what follows the jar is the program's, options included. */
+  static final class JarThenProgramArguments implements CommandLine.IParameterConsumer {
+    @Override
+    public void consumeParameters(java.util.Stack<String> rest, CommandLine.Model.ArgSpec jarOption,
+        CommandSpec command) {
+      if (rest.isEmpty()) {
+        throw new CommandLine.ParameterException(command.commandLine(), "Missing JAR after -jar");
+      }
+      jarOption.setValue(Path.of(rest.pop()));
+      RunCommand run = (RunCommand) command.userObject();
+      while (!rest.isEmpty()) {
+        run.args.add(rest.pop());
+      }
+    }
+  }
 
   @Option(names = "--jvm-arg", paramLabel = "ARG",
       description = "Extra JVM option for every worker, repeatable, e.g. --jvm-arg=-Xmx1g.")
@@ -144,7 +167,8 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--no-prefix", description = "Forward worker output without the [rank] prefix.")
   private boolean noPrefix;
 
-  @Parameters(index = "0", paramLabel = "MAIN_CLASS", description = "Fully qualified main class of the workers.")
+  @Parameters(index = "0", arity = "0..1", paramLabel = "MAIN_CLASS",
+      description = "Fully qualified main class of the workers (not with -jar).")
   private String mainClass;
 
   @Parameters(index = "1..*", paramLabel = "ARGS", description = "Arguments passed to every worker's main.")
@@ -162,10 +186,12 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() {
     WorkerGroupSpec groupSpec = groupSpec();
     JobRendezvousSpec job = jobSpec();
-    if (classpath == null && !onOwnClasspath(mainClass)) {
-      // Workers share our class path, so each of them would fail the same way; say it once.
-      err.println("ferry run: main class " + mainClass + " is not on the class path of the launcher, "
-          + "which the workers inherit; pass --classpath or build the module that contains it");
+    // Every worker would fail alike on a missing class; say it once, before starting any.
+    if (!ClassPath.of(groupSpec.classpath()).contains(groupSpec.mainClass())) {
+      err.println("ferry run: main class " + groupSpec.mainClass() + " is not on the workers' class path"
+          + (classpath == null && jar == null
+              ? " (the launcher's, which they inherit); pass --classpath or -jar, or build the module that contains it"
+              : " (" + (jar != null ? "-jar " + jar : "--classpath " + classpath) + ")"));
       return EXIT_START_FAILED;
     }
     if (job != null) {
@@ -210,10 +236,27 @@ final class RunCommand implements Callable<Integer> {
     if (timeout != null && timeout.isZero()) {
       throw new CommandLine.ParameterException(commandLine, "--timeout must be longer than 0");
     }
+    if (jar != null && classpath != null) {
+      throw new CommandLine.ParameterException(commandLine, "-jar and --classpath exclude each other (as for java)");
+    }
+    if (jar == null && mainClass == null) {
+      throw new CommandLine.ParameterException(commandLine, "Missing required parameter: 'MAIN_CLASS' (or -jar JAR)");
+    }
     try {
+      String main = mainClass;
+      ClassPath program = classpath == null ? null : ClassPath.of(classpath);
+      if (jar != null) {
+        ClassPath.Executable executable = ClassPath.ofJar(jar);
+        program = executable.classPath();
+        main = executable.mainClass();
+        if (mainClass != null) {
+          throw new CommandLine.ParameterException(commandLine, "-jar takes the main class from the jar's manifest, "
+              + "but MAIN_CLASS " + mainClass + " came before it");
+        }
+      }
       WorkerGroupSpec.Builder builder = WorkerGroupSpec.builder()
           .nproc(nproc)
-          .mainClass(mainClass)
+          .mainClass(main)
           .args(args)
           .jvmArgs(jvmArgs)
           .masterAddr(masterAddr)
@@ -222,8 +265,8 @@ final class RunCommand implements Callable<Integer> {
       if (masterPort != null) {
         builder.masterPort(masterPort);
       }
-      if (classpath != null) {
-        builder.classpath(classpath);
+      if (program != null) {
+        builder.classpath(withFerry(program, ClassPath.ofThisJvm()).toString());
       }
       if (!noAotCache) {
         Optional<Path> dir = aotCacheDir != null ? Optional.of(aotCacheDir) : AotCache.defaultDirectory();
@@ -290,15 +333,16 @@ final class RunCommand implements Callable<Integer> {
         job.nodeRank(), job.localAddress(), token);
   }
 
-  private static boolean onOwnClasspath(String className) {
-    try {
-      Class.forName(className, false, RunCommand.class.getClassLoader());
-      return true;
-    } catch (ClassNotFoundException e) {
-      return false;
-    } catch (LinkageError e) {
-      return true; // it is there; the worker will report why it cannot be loaded
+  /**
+   * The workers' class path for a program's own: torchrun's workers find torch where it is
+   * installed, and a Ferry program finds Ferry where the launcher has it, unless it brings its own
+   * (then the launcher adds nothing, so two versions never mix).
+   */
+  static ClassPath withFerry(ClassPath program, ClassPath launcher) {
+    if (program.contains(ClassPath.FERRY_CORE_CLASS) || !launcher.contains(ClassPath.FERRY_CORE_CLASS)) {
+      return program;
     }
+    return program.then(launcher);
   }
 
   private void report(GroupResult result) {

@@ -7,6 +7,12 @@ import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.jar.Attributes;
+import java.util.jar.JarOutputStream;
+import java.util.jar.Manifest;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -15,6 +21,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
 /** Runs the CLI in this JVM (worker JVMs are real) and checks its output and exit codes. */
@@ -144,19 +151,53 @@ class FerryCliTest {
   }
 
   @Test
-  void aMainClassThatDoesNotExistFailsWithTheWorkersMessage() {
+  void aMainClassMissingFromTheGivenClassPathIsReportedBeforeStarting() {
     int code = run("--nproc", "2", "does.not.Exist");
 
     assertThat(code).isEqualTo(1);
-    assertThat(err()).contains("Could not find or load main class does.not.Exist", "failed with exit code 1");
+    assertThat(err()).contains("ferry run: main class does.not.Exist is not on the workers' class path (--classpath ");
+    assertThat(out()).isEmpty();
   }
 
   @Test
   void aMainClassMissingFromTheLaunchersClassPathIsReportedBeforeStarting() {
     assertThat(ferry("run", "--nproc", "2", "does.not.Exist")).isEqualTo(1);
 
-    assertThat(err()).contains("ferry run: main class does.not.Exist is not on the class path");
+    assertThat(err()).contains("ferry run: main class does.not.Exist is not on the workers' class path (the launcher's");
     assertThat(out()).isEmpty();
+  }
+
+  @Test
+  void jarRunsItsManifestsMainClassAndGivesEverythingAfterItToTheWorkers(@TempDir Path dir) throws IOException {
+    Path jar = dir.resolve("app.jar");
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().put(Attributes.Name.MAIN_CLASS, EnvEcho.class.getName());
+    // The classes live beside the jar, as a deps/ directory would: found through Class-Path.
+    manifest.getMainAttributes().put(Attributes.Name.CLASS_PATH, Path.of(TestWorkers.classpath()).toUri().toString());
+    new JarOutputStream(Files.newOutputStream(jar), manifest).close();
+
+    List<String> all = new ArrayList<>(List.of("run", "--no-aot-cache", "--nproc", "2"));
+    TestWorkers.FAST_JVM.forEach(option -> all.add("--jvm-arg=" + option));
+    all.addAll(List.of("-jar", jar.toString(), "--nproc", "5", "x"));
+    assertThat(ferry(all.toArray(String[]::new))).as(err()).isZero();
+
+    assertThat(out().lines().toList()).contains("[0] WORLD_SIZE=2", "[1] args=[--nproc, 5, x]");
+  }
+
+  @Test
+  void jarWithoutAMainClassOrBesideAClassPathIsABadCommandLine(@TempDir Path dir) throws IOException {
+    Path jar = dir.resolve("lib.jar");
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    new JarOutputStream(Files.newOutputStream(jar), manifest).close();
+
+    assertThat(ferry("run", "-jar", jar.toString())).isEqualTo(2);
+    assertThat(err()).contains("its manifest names no Main-Class");
+    assertThat(ferry("run", "-cp", "x", "-jar", jar.toString())).isEqualTo(2);
+    assertThat(err()).contains("-jar and --classpath exclude each other");
+    assertThat(ferry("run", "-jar", dir.resolve("missing.jar").toString())).isEqualTo(2);
+    assertThat(err()).contains("missing.jar: no such file");
   }
 
   @Test
