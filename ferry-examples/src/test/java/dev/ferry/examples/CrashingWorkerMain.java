@@ -45,7 +45,15 @@ public final class CrashingWorkerMain {
                         + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
             }
             System.out.println("RESULT survivor " + Rpc.rpcSync("worker1", CrashingWorkerMain::echo, 5));
-            Rpc.rpcSync("worker1", CrashingWorkerMain::finish);
+            try {
+                Rpc.rpcSync("worker1", CrashingWorkerMain::finish);
+            } catch (RpcException e) {
+                // worker1 leaves (not gracefully) as soon as finish has run, so its answer may be
+                // cut off with the connection: releasing it is all this call is for.
+                if (e.code() != RpcException.Code.UNAVAILABLE) {
+                    throw e;
+                }
+            }
         } else if (rank == 1) {
             FINISHED.await(); // until rank 0 is done with us
         }
