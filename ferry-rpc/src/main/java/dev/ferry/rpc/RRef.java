@@ -121,7 +121,11 @@ public final class RRef<T> implements AutoCloseable {
         return (T) RRefContext.localValue(owned);
     }
 
-    /** A copy of the value, fetched from the owner with the default timeout (on the owner: the value). */
+    /**
+     * A copy of the value, fetched from the owner with the default timeout (on the owner: the
+     * value). A function that failed making the value fails this with the same
+     * {@link RpcException.Code#REMOTE_ERROR} whether it ran on another worker or on this one.
+     */
     public T toHere() {
         return toHere(null);
     }
@@ -130,7 +134,7 @@ public final class RRef<T> implements AutoCloseable {
     @SuppressWarnings("unchecked")
     public T toHere(Duration timeout) {
         if (owned != null) {
-            return localValue();
+            return (T) context.valueAsFetched(owned);
         }
         try {
             checkUsable("to_here()");
@@ -215,6 +219,37 @@ public final class RRef<T> implements AutoCloseable {
     public <A, B, C, R> RRef<R> remote(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
         return calls().remote(method, a, b, c);
     }
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, D, R> R rpcSync(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return calls().rpcSync(method, a, b, c, d);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, D, R> RpcFuture<R> rpcAsync(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return calls().rpcAsync(method, a, b, c, d);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, D, R> RRef<R> remote(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return calls().remote(method, a, b, c, d);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, D, E, R> R rpcSync(RpcFunction6<? super T, A, B, C, D, E, R> method, A a, B b, C c, D d, E e) {
+        return calls().rpcSync(method, a, b, c, d, e);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, D, E, R> RpcFuture<R> rpcAsync(RpcFunction6<? super T, A, B, C, D, E, R> method,
+                                                    A a, B b, C c, D d, E e) {
+        return calls().rpcAsync(method, a, b, c, d, e);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, D, E, R> RRef<R> remote(RpcFunction6<? super T, A, B, C, D, E, R> method, A a, B b, C c, D d, E e) {
+        return calls().remote(method, a, b, c, d, e);
+    }
+
     /**
      * A dynamic proxy implementing {@code type} whose methods run on the value where it lives,
      * synchronously (PyTorch's {@code rref.rpc_sync().method(...)}). The value must implement the

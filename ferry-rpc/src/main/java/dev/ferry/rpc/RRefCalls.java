@@ -82,4 +82,36 @@ public final class RRefCalls<T> {
     /** Runs {@code method} on the value where it lives; the result stays there too. */
     public <A, B, C, R> RRef<R> remote(RpcFunction4<? super T, A, B, C, R> method, A a, B b, C c) {
         return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b, c}, timeout);
-    }}
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, D, R> R rpcSync(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref, a, b, c, d}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, D, R> RpcFuture<R> rpcAsync(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref, a, b, c, d}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, D, R> RRef<R> remote(RpcFunction5<? super T, A, B, C, D, R> method, A a, B b, C c, D d) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b, c, d}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives and waits for the result. */
+    public <A, B, C, D, E, R> R rpcSync(RpcFunction6<? super T, A, B, C, D, E, R> method, A a, B b, C c, D d, E e) {
+        return rref.context().host().callOnValueAndWait(rref, method, new Object[] {rref, a, b, c, d, e}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives. */
+    public <A, B, C, D, E, R> RpcFuture<R> rpcAsync(RpcFunction6<? super T, A, B, C, D, E, R> method,
+                                                    A a, B b, C c, D d, E e) {
+        return rref.context().host().callOnValue(rref, method, new Object[] {rref, a, b, c, d, e}, timeout);
+    }
+
+    /** Runs {@code method} on the value where it lives; the result stays there too. */
+    public <A, B, C, D, E, R> RRef<R> remote(RpcFunction6<? super T, A, B, C, D, E, R> method, A a, B b, C c, D d, E e) {
+        return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b, c, d, e}, timeout);
+    }
+}

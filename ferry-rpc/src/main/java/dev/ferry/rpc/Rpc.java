@@ -3,6 +3,7 @@ package dev.ferry.rpc;
 import dev.ferry.rpc.internal.agent.CurrentAgent;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -22,6 +23,8 @@ import java.util.Map;
 public final class Rpc {
     private static final Object LOCK = new Object();
     private static volatile RpcAgent global;
+    /** The agent {@link #shutdown} last shut down, so that shutting down again is harmless. */
+    private static RpcAgent shutDown;
 
     private Rpc() {
     }
@@ -67,6 +70,7 @@ public final class Rpc {
                         + " (as " + global.getWorkerInfo().name() + "); shut it down before initializing again");
             }
             global = RpcAgents.start(name, backend, rank, worldSize, options);
+            shutDown = null;
             return global;
         }
     }
@@ -237,6 +241,20 @@ public final class Rpc {
         current().barrier();
     }
 
+    /**
+     * Waits until every worker named has called {@code barrier} with the same names (PyTorch's
+     * {@code _barrier(worker_names)}); workers not named take no part. The caller must be one of them.
+     */
+    public static void barrier(Collection<String> workerNames) {
+        current().barrier(workerNames);
+    }
+
+    /** {@link #allGather} among the workers named only (see {@link RpcAgent#allGather(Object, Collection, Duration)}). */
+    public static Map<String, Object> allGather(Object value, Collection<String> workerNames) {
+        RpcAgent agent = current();
+        return agent.allGather(value, workerNames, agent.getRpcTimeout());
+    }
+
     /** Graceful shutdown of the process-wide agent. */
     public static void shutdown() {
         shutdown(true, Duration.ZERO);
@@ -244,13 +262,19 @@ public final class Rpc {
 
     /**
      * Shuts the process-wide agent down (see {@link RpcAgent#shutdown(boolean, Duration)});
-     * afterwards {@link #initRpc} may be called again.
+     * afterwards {@link #initRpc} may be called again. Shutting down again, before the next
+     * {@code initRpc}, does nothing, as for the agent itself.
+     *
+     * @throws RpcException {@link RpcException.Code#NOT_INITIALIZED} if {@link #initRpc} was never called
      */
     public static void shutdown(boolean graceful, Duration timeout) {
         RpcAgent agent;
         synchronized (LOCK) {
             agent = global;
             if (agent == null) {
+                if (shutDown != null) {
+                    return;
+                }
                 throw new RpcException(RpcException.Code.NOT_INITIALIZED,
                         "RPC has not been initialized. Call Rpc.initRpc first.");
             }
@@ -261,6 +285,7 @@ public final class Rpc {
             synchronized (LOCK) {
                 if (global == agent) {
                     global = null;
+                    shutDown = agent;
                 }
             }
         }

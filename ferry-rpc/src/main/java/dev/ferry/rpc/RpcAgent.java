@@ -1,6 +1,7 @@
 package dev.ferry.rpc;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -185,9 +186,30 @@ public interface RpcAgent extends AutoCloseable {
     /** {@link #allGather} with a timeout instead of the default ({@link Duration#ZERO}: none). */
     Map<String, Object> allGather(Object value, Duration timeout);
 
+    /**
+     * {@link #allGather} among the workers named only (PyTorch's {@code _all_gather(obj,
+     * worker_names)}): each of them calls it with the same names, the others take no part, and
+     * gathers over different sets of workers do not wait for each other. Gathers over the same set
+     * line up in the order each worker makes them.
+     *
+     * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} if a name is unknown, the set
+     *                      is empty, or this worker is not in it; {@link RpcException.Code#TIMEOUT}
+     *                      if the others do not all come within {@code timeout}
+     */
+    Map<String, Object> allGather(Object value, Collection<String> workerNames, Duration timeout);
+
     /** Waits until every worker has called {@code barrier}. */
     default void barrier() {
         allGather(null);
+    }
+
+    /**
+     * Waits until every worker named has called {@code barrier} with the same names (PyTorch's
+     * {@code _barrier(worker_names)}), with the default timeout. This worker must be among them.
+     * Unlike PyTorch's, a failed barrier throws instead of only logging.
+     */
+    default void barrier(Collection<String> workerNames) {
+        allGather(null, workerNames, getRpcTimeout());
     }
 
     /** Graceful shutdown: {@code shutdown(true, Duration.ZERO)}. */

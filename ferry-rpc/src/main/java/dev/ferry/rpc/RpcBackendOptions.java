@@ -81,6 +81,10 @@ import javax.net.ssl.SSLContext;
  *       {@code dev.ferry.rpc:type=RpcAgent,name="<worker>"}: by default only where the JVM already runs its platform
  *       MBean server ({@code -Dcom.sun.management.jmxremote}, a monitoring agent, the application), since starting
  *       it costs an idle worker CPU right after init; {@code ALWAYS} starts it (for JConsole attaching later)</td></tr>
+ *   <tr><td>failOnRRefLeaks</td><td>false</td><td>PyTorch's {@code _ignore_rref_leak = False}: when shutdown
+ *       finds RRefs this worker owns that others still reference, it closes the agent as usual and then throws
+ *       {@link RpcException.Code#ILLEGAL_STATE} naming each leaked RRef and fork, instead of only logging them
+ *       (for tests that must catch forgotten references)</td></tr>
  *   <tr><td>transport</td><td>{@link TransportTuning#defaults()}</td><td>how the Netty transport moves bytes:
  *       Unix sockets, shared memory, lanes, direct writes, spinning, buffers ({@link TransportTuning}); nothing
  *       in it changes what a call does</td></tr>
@@ -149,6 +153,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final SSLContext tls;
     private final boolean tlsVerifyHostnames;
     private final JmxRegistration jmx;
+    private final boolean failOnRRefLeaks;
     private final TransportTuning transport;
     /** The options the environment may fill in that the program set itself. */
     private final java.util.Set<EnvironmentOption> explicit;
@@ -162,6 +167,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.tls = b.tls;
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.jmx = b.jmx;
+        this.failOnRRefLeaks = b.failOnRRefLeaks;
         this.transport = b.transport;
         this.explicit = java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(b.explicit));
         this.maxQueuedRequests = b.maxQueuedRequests;
@@ -287,6 +293,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return jmx;
     }
 
+    /** Whether shutdown fails, naming them, when RRefs this worker owns are still referenced elsewhere. */
+    public boolean failOnRRefLeaks() {
+        return failOnRRefLeaks;
+    }
+
     /** How the Netty transport moves bytes (never changes what a call does). */
     public TransportTuning transport() {
         return transport;
@@ -328,6 +339,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private SSLContext tls;
         private boolean tlsVerifyHostnames;
         private JmxRegistration jmx = JmxRegistration.IF_RUNNING;
+        private boolean failOnRRefLeaks;
         private TransportTuning transport = TransportTuning.defaults();
         private final java.util.Set<EnvironmentOption> explicit = java.util.EnumSet.noneOf(EnvironmentOption.class);
 
@@ -355,6 +367,7 @@ public final class RpcBackendOptions implements BackendOptions {
             tls = o.tls;
             tlsVerifyHostnames = o.tlsVerifyHostnames;
             jmx = o.jmx;
+            failOnRRefLeaks = o.failOnRRefLeaks;
             transport = o.transport;
             explicit.addAll(o.explicit);
         }
@@ -518,6 +531,16 @@ public final class RpcBackendOptions implements BackendOptions {
         public Builder jmx(JmxRegistration registration) {
             this.jmx = Objects.requireNonNull(registration, "registration");
             explicit.add(EnvironmentOption.JMX);
+            return this;
+        }
+
+        /**
+         * Whether shutdown throws {@link RpcException.Code#ILLEGAL_STATE}, naming the RRefs this worker
+         * owns that others still reference, after closing the agent (PyTorch's
+         * {@code _ignore_rref_leak = False}); default false: they are logged.
+         */
+        public Builder failOnRRefLeaks(boolean fail) {
+            this.failOnRRefLeaks = fail;
             return this;
         }
 

@@ -22,6 +22,15 @@ public class Counter implements CounterApi {
         return value;
     }
 
+    /** A method of four arguments, for calls through an RRef with as many as the top-level calls take. */
+    public synchronized int addFour(int a, int b, int c, int d) {
+        return add(a + b + c + d);
+    }
+
+    public synchronized int addFive(int a, int b, int c, int d, int e) {
+        return add(a + b + c + d + e);
+    }
+
     public String where() {
         return Rpc.getWorkerInfo().name();
     }

@@ -186,7 +186,10 @@ class InitRpcTest {
             Rpc.shutdown();
         }
         assertThatThrownBy(() -> Rpc.rpcSync("me", Ops::add, 1, 2)).hasMessageStartingWith("RPC has not been initialized");
-        assertThatThrownBy(Rpc::shutdown).hasMessageStartingWith("RPC has not been initialized");
+        // shutting down again is as harmless as the agent's own second shutdown
+        Rpc.shutdown();
+        Rpc.shutdown(false, Duration.ZERO);
+        assertThat(Rpc.isInitialized()).isFalse();
         // a new initialization after a complete shutdown works
         Rpc.initRpc("me2", BackendType.NETTY, 0, 1, fileOptions("facade-3"));
         try {

@@ -91,6 +91,21 @@ class RRefTest {
     }
 
     @Test
+    void callsThroughAnRRefTakeAsManyArgumentsAsTopLevelCalls() {
+        RRef<Counter> counter = w(0).remote("worker1", Counter::new, 0);
+        assertThat(counter.rpcSync(Counter::addFour, 1, 1, 1, 1)).isEqualTo(4);
+        assertThat(counter.rpcAsync(Counter::addFour, 1, 1, 1, 1).await()).isEqualTo(8);
+        assertThat(counter.remote(Counter::addFour, 1, 1, 1, 1).toHere()).isEqualTo(12);
+        assertThat(counter.rpcSync(Counter::addFive, 1, 1, 1, 1, 1)).isEqualTo(17);
+        assertThat(counter.rpcAsync(Counter::addFive, 1, 1, 1, 1, 1).await()).isEqualTo(22);
+        assertThat(counter.remote(Counter::addFive, 1, 1, 1, 1, 1).toHere()).isEqualTo(27);
+        RRefCalls<Counter> bounded = counter.withTimeout(Duration.ofSeconds(10));
+        assertThat(bounded.rpcSync(Counter::addFive, 0, 0, 0, 0, 1)).isEqualTo(28);
+        assertThat(bounded.rpcAsync(Counter::addFour, 0, 0, 0, 1).await()).isEqualTo(29);
+        assertThat(bounded.remote(Counter::addFive, 0, 0, 0, 0, 1).toHere()).isEqualTo(30);
+    }
+
+    @Test
     void asyncExecutionThroughRRefHelpers() {
         RRef<Counter> a = w(0).to(1).remote(Counter::new, 0);
         RRef<Counter> b = w(0).to(2).remote(Counter::new, 100);

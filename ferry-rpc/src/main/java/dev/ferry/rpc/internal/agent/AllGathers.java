@@ -2,16 +2,19 @@ package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFunction2;
-import dev.ferry.rpc.RpcFunction3;
+import dev.ferry.rpc.RpcFunction4;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -20,14 +23,16 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The all-gather protocol (PyTorch's {@code _all_gather}): every worker sends its value to the
- * leader (rank 0); when the leader has all of them it sends the whole map to every follower.
- * Gathers are numbered in the order each worker starts them, so concurrent or repeated gathers
- * line up across workers.
+ * The all-gather protocol (PyTorch's {@code _all_gather} and {@code AllGatherStates}): every member
+ * sends its value to the leader (the member of lowest rank); when the leader has all of them it
+ * sends the whole map to every follower. The members are the whole group or a subset named by the
+ * caller; gathers over one set of members are numbered in the order each worker starts them, so
+ * concurrent or repeated gathers line up across workers, and gathers over different sets never
+ * wait for each other.
  *
  * <pre>
- *   follower ──gatherToLeader(id, name, value)──▶ leader   (once per follower)
- *   leader   ──broadcastToFollowers(id, map)────▶ follower (when all have arrived)
+ *   follower ──gatherToLeader(id, members, name, value)──▶ leader   (once per follower)
+ *   leader   ──broadcastToFollowers(id, map)─────────────▶ follower (when all have arrived)
  * </pre>
  */
 final class AllGathers {
@@ -37,44 +42,75 @@ final class AllGathers {
         final CompletableFuture<Map<String, Object>> complete = new CompletableFuture<>();
     }
 
-    private static final RpcFunction3<String, String, Object, Boolean> GATHER = SystemCalls::gatherToLeader;
+    private static final RpcFunction4<String, List<String>, String, Object, Boolean> GATHER = SystemCalls::gatherToLeader;
     private static final RpcFunction2<String, Map<String, Object>, Boolean> BROADCAST = SystemCalls::broadcastToFollowers;
 
     private final DefaultRpcAgent agent;
-    private final AtomicLong sequence = new AtomicLong();
+    /** Per set of members (its key), how many gathers over it this worker has started. */
+    private final ConcurrentHashMap<String, AtomicLong> sequences = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, State> states = new ConcurrentHashMap<>();
 
     AllGathers(DefaultRpcAgent agent) {
         this.agent = agent;
     }
 
+    /** Gathers over the whole group. */
     Map<String, Object> run(Object value, Duration timeout) {
+        return run(value, null, timeout);
+    }
+
+    /** Gathers over the workers named, or the whole group when {@code workerNames} is null. */
+    Map<String, Object> run(Object value, Collection<String> workerNames, Duration timeout) {
         WorkerDirectory directory = agent.directory();
-        String id = "gather-" + sequence.getAndIncrement();
+        List<WorkerInfo> members = members(directory, workerNames);
+        // The whole group's key is short: it rides on every gather message, shutdown's among them.
+        String key = members.size() == directory.size() ? "*" : String.join(",", names(members));
+        String id = key + "#" + sequences.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
         WorkerInfo self = directory.self();
-        WorkerInfo leader = directory.byId(0);
+        WorkerInfo leader = members.get(0);
         try {
             if (self.equals(leader)) {
-                contribute(id, self.name(), value);
-                Map<String, Object> all = await(state(id).complete, timeout, id, "values from every worker");
-                broadcast(id, all, directory, timeout);
+                contribute(id, names(members), self.name(), value);
+                Map<String, Object> all = await(state(id).complete, timeout, id, "values from every member");
+                broadcast(id, all, members, timeout);
                 return all;
             }
-            agent.invokeSystem(leader, GATHER, new Object[] {id, self.name(), value}, timeout).await();
+            agent.invokeSystem(leader, GATHER, new Object[] {id, names(members), self.name(), value}, timeout).await();
             return await(state(id).complete, timeout, id, "the gathered values from leader " + leader.name());
         } finally {
             states.remove(id);
         }
     }
 
-    private void broadcast(String id, Map<String, Object> all, WorkerDirectory directory, Duration timeout) {
-        List<WorkerInfo> followers = new ArrayList<>();
+    /** The members in rank order (the leader first), checked against the group. */
+    private static List<WorkerInfo> members(WorkerDirectory directory, Collection<String> workerNames) {
+        if (workerNames == null) {
+            return directory.workers().stream().sorted(Comparator.comparingInt(WorkerInfo::id)).toList();
+        }
+        if (workerNames.isEmpty()) {
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "a gather or barrier needs at least one worker");
+        }
+        List<WorkerInfo> members = new ArrayList<>();
+        for (String name : new TreeSet<>(workerNames)) {
+            members.add(directory.byName(name));
+        }
+        members.sort(Comparator.comparingInt(WorkerInfo::id));
+        if (!members.contains(directory.self())) {
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, directory.self().name()
+                    + " cannot take part in a gather or barrier of " + names(members) + ": it is not among them");
+        }
+        return members;
+    }
+
+    private static List<String> names(List<WorkerInfo> members) {
+        return members.stream().map(WorkerInfo::name).toList();
+    }
+
+    private void broadcast(String id, Map<String, Object> all, List<WorkerInfo> members, Duration timeout) {
+        List<WorkerInfo> followers = members.subList(1, members.size());
         List<RpcFuture<Object>> replies = new ArrayList<>();
-        for (WorkerInfo worker : directory.workers()) {
-            if (worker.id() != 0) {
-                followers.add(worker);
-                replies.add(agent.invokeSystem(worker, BROADCAST, new Object[] {id, all}, timeout));
-            }
+        for (WorkerInfo follower : followers) {
+            replies.add(agent.invokeSystem(follower, BROADCAST, new Object[] {id, all}, timeout));
         }
         List<String> failed = new ArrayList<>();
         RpcException first = null;
@@ -92,7 +128,10 @@ final class AllGathers {
         }
     }
 
-    void contribute(String id, String name, Object value) {
+    void contribute(String id, List<String> members, String name, Object value) {
+        if (!members.contains(name)) {
+            throw new RpcException(RpcException.Code.ILLEGAL_STATE, name + " is not expected by the leader of gather " + id);
+        }
         State state = state(id);
         Map<String, Object> complete = null;
         synchronized (state) {
@@ -100,7 +139,7 @@ final class AllGathers {
                 throw new RpcException(RpcException.Code.ILLEGAL_STATE, name + " reported gather " + id + " twice");
             }
             state.gathered.put(name, value);
-            if (state.gathered.size() == agent.directory().size()) {
+            if (state.gathered.size() == members.size()) {
                 complete = Collections.unmodifiableMap(new HashMap<>(state.gathered));
             }
         }

@@ -502,6 +502,12 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     @Override
+    public Map<String, Object> allGather(Object value, java.util.Collection<String> workerNames, Duration timeout) {
+        runningDirectory();
+        return allGathers.run(value, java.util.Objects.requireNonNull(workerNames, "workerNames"), timeout);
+    }
+
+    @Override
     public void shutdown(boolean graceful, Duration timeout) {
         synchronized (lifecycle) {
             if (state != State.RUNNING) {
@@ -518,14 +524,19 @@ public final class DefaultRpcAgent implements RpcAgent {
                 log.warn("{}: graceful shutdown failed, shutting down locally: {}", self.name(), e.getMessage());
             }
         }
-        closeLocally(graceful && failure == null,
+        List<String> leaks = closeLocally(graceful && failure == null,
                 new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " is shutting down"));
         if (failure != null) {
             throw failure;
         }
+        if (!leaks.isEmpty() && options.failOnRRefLeaks()) {
+            throw new RpcException(RpcException.Code.ILLEGAL_STATE, self.name() + ": Detected RRef leaks during"
+                    + " shutdown (references still held somewhere when shutdown ran):\n" + String.join("\n", leaks));
+        }
     }
 
-    private void closeLocally(boolean graceful, RpcException reason) {
+    /** Closes everything of this agent; returns the RRef leaks found (already logged). */
+    private List<String> closeLocally(boolean graceful, RpcException reason) {
         log.debug("RPC agent for {} is shutting down", self.name());
         if (incoming != null) {
             incoming.close(graceful);
@@ -555,6 +566,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         } catch (Exception e) {
             log.warn("{}: closing the rendezvous store failed: {}", self.name(), e.toString());
         }
+        return leaks;
     }
 
     @Override

@@ -9,6 +9,7 @@ import dev.ferry.rpc.spi.HeaderKey;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
 
@@ -27,8 +28,8 @@ public final class SystemCalls {
     }
 
     /** Runs on the leader: records one worker's contribution to gather {@code id}. */
-    static Boolean gatherToLeader(String id, String name, Object value) {
-        agent().allGathers().contribute(id, name, value);
+    static Boolean gatherToLeader(String id, List<String> members, String name, Object value) {
+        agent().allGathers().contribute(id, members, name, value);
         return Boolean.TRUE;
     }
 

@@ -6,6 +6,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
+import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -143,6 +144,11 @@ public final class RRefContext {
         if (failure instanceof RpcException rpc && rpc.code() == RpcException.Code.TIMEOUT) {
             return new RpcException(RpcException.Code.TIMEOUT, "RRef creation via remote() timed out, and it is"
                     + " possible that the RRef on the owner node does not exist: " + rpc.getMessage(), rpc);
+        }
+        if (failure instanceof RpcException rpc && rpc.code() == RpcException.Code.REMOTE_ERROR) {
+            // The user's error, whole (worker, class, message), exactly as a fetch of the value
+            // reports it: which of the two reaches toHere() first depends on timing.
+            return rpc.rethrowable();
         }
         if (failure instanceof RpcException rpc) {
             return new RpcException(rpc.code(), "RRef creation via remote() failed: " + rpc.getMessage(), rpc);
@@ -513,6 +519,22 @@ public final class RRefContext {
     /** The owner's value, for {@code localValue()}: waits until it is set, rethrows its error. */
     public static Object localValue(OwnerState owner) {
         return owner.value.await();
+    }
+
+    /**
+     * The owner's value as {@code toHere()} reports it: as {@link #localValue}, but the error of a
+     * function that failed making it is the {@link RpcException.Code#REMOTE_ERROR} a fetch from
+     * another worker would get, so that {@code remote()} to one's own worker fails as to any other.
+     */
+    public Object valueAsFetched(OwnerState owner) {
+        try {
+            return owner.value.await();
+        } catch (RuntimeException | Error e) {
+            if (!owner.value.failed() || owner.value.exceptionNow() instanceof RpcException) {
+                throw e; // not the function's own failure, or already in the caller's terms
+            }
+            throw RemoteErrorInfo.of(owner.value.exceptionNow()).toException(host.self().name());
+        }
     }
 
     /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */
