@@ -30,9 +30,11 @@ import java.util.Objects;
  * }
  * }</pre>
  *
- * <p>Unlike PyTorch's, a constructor that throws fails {@link #create} (not the first forward),
- * {@link #train(boolean)} honours its argument and changes the remote module itself, and the owner
- * is a worker name: no {@code "worker/cpu"} strings to parse (tensors are CPU-only).
+ * <p>Where it lives is PyTorch's remote device: {@code "worker1/cpu"}, {@code "rank:1/cpu"} or a
+ * worker name alone; Ferry's tensors are CPU-only, so any other device is an
+ * {@link dev.ferry.rpc.RpcException.Code#INVALID_ARGUMENT} error. Unlike PyTorch's, a constructor
+ * that throws fails {@link #create} (not the first forward), and {@link #train(boolean)} honours
+ * its argument and changes the remote module itself.
  *
  * @param <M> the module's type
  */
@@ -43,19 +45,24 @@ public final class RemoteModule<M extends Module> implements AutoCloseable {
         this.module = module;
     }
 
-    /** Builds a module on {@code worker} with {@code constructor}, through the current agent. */
-    public static <M extends Module> RemoteModule<M> create(String worker, RpcFunction0<M> constructor) {
-        return create(Rpc.current(), worker, constructor);
+    /** Builds a module on {@code remoteDevice} with {@code constructor}, through the current agent. */
+    public static <M extends Module> RemoteModule<M> create(String remoteDevice, RpcFunction0<M> constructor) {
+        return create(Rpc.current(), remoteDevice, constructor);
     }
 
     /**
-     * Builds a module on {@code worker} with {@code constructor} (run there: a method reference or a
-     * lambda whose class is on that worker's class path) and waits until it exists.
+     * Builds a module on {@code remoteDevice} ({@code "worker1/cpu"}, {@code "rank:1/cpu"} or
+     * {@code "worker1"}) with {@code constructor} (run there: a method reference or a lambda whose
+     * class is on that worker's class path) and waits until it exists.
      *
-     * @throws dev.ferry.rpc.RpcException if the constructor fails (its remote error as the cause)
+     * @throws dev.ferry.rpc.RpcException {@code INVALID_ARGUMENT} for a remote device that does not
+     *                                    parse or is not {@code cpu}; the constructor's failure (its
+     *                                    remote error as the cause)
      */
-    public static <M extends Module> RemoteModule<M> create(RpcAgent agent, String worker, RpcFunction0<M> constructor) {
+    public static <M extends Module> RemoteModule<M> create(RpcAgent agent, String remoteDevice,
+                                                            RpcFunction0<M> constructor) {
         Objects.requireNonNull(constructor, "constructor");
+        String worker = RemoteDevice.parse(remoteDevice).workerName(agent);
         RRef<M> module = agent.remote(worker, constructor);
         try {
             module.rpcSync(ModuleCalls::ready);

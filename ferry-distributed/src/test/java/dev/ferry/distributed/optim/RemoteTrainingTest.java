@@ -60,6 +60,34 @@ class RemoteTrainingTest extends ThreeWorkers {
     }
 
     @Test
+    void aRemoteModuleTakesPyTorchsRemoteDeviceForms() {
+        try (RemoteModule<Linear> byWorker = RemoteModule.create(worker0, "worker1/cpu", TrainingFunctions::hidden);
+             RemoteModule<Linear> byRank = RemoteModule.create(worker0, "rank:2/cpu", TrainingFunctions::hidden);
+             RemoteModule<Linear> byRankAlone = RemoteModule.create(worker0, "rank:1", TrainingFunctions::hidden)) {
+            assertThat(byWorker.owner().name()).isEqualTo("worker1");
+            assertThat(byRank.owner().name()).isEqualTo("worker2");
+            assertThat(byRankAlone.owner().name()).isEqualTo("worker1");
+        }
+    }
+
+    @Test
+    void aRemoteDeviceOtherThanCpuOrWithoutAWorkerIsAClearError() {
+        assertThatThrownBy(() -> RemoteModule.create(worker0, "worker1/cuda:0", TrainingFunctions::hidden))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
+                .hasMessageContaining("device 'cuda:0' of remote device 'worker1/cuda:0' is not available")
+                .hasMessageContaining("CPU-only");
+        assertThatThrownBy(() -> RemoteModule.create(worker0, "cpu", TrainingFunctions::hidden))
+                .hasMessageContaining("names a device but no worker");
+        assertThatThrownBy(() -> RemoteModule.create(worker0, "/cpu", TrainingFunctions::hidden))
+                .hasMessageContaining("Could not parse remote_device: /cpu");
+        assertThatThrownBy(() -> RemoteModule.create(worker0, "worker1/cpu/cpu", TrainingFunctions::hidden))
+                .hasMessageContaining("Could not parse remote_device");
+        assertThatThrownBy(() -> RemoteModule.create(worker0, "worker1/cpu2", TrainingFunctions::hidden))
+                .hasMessageContaining("Invalid device string: 'cpu2'");
+    }
+
+    @Test
     void aFailingConstructorFailsCreate() {
         assertThatThrownBy(() -> RemoteModule.create(worker0, "worker2", TrainingFunctions::failing))
                 .isInstanceOf(RpcException.class)
