@@ -97,7 +97,7 @@ public final class HelloCluster {
         try {
             Rpc.rpcSync(last, HelloCluster::divide, 1, 0);
         } catch (RpcException e) {
-            log.info("error    -> {} [{} on {}]", e.getMessage(), e.remoteClassName(), e.workerName());
+            log.info("error    -> {} on {}: {}", e.remoteClassName(), e.workerName(), e.remoteMessage());
         }
     }
 }

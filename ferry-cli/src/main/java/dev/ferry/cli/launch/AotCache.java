@@ -75,6 +75,8 @@ public final class AotCache {
    * finds stale; neither is the user's business: the worker just starts less warm.
    */
   private static final String QUIET = "-Xlog:aot*=off,cds*=off";
+  /** What a recording JVM prints on its stdout as it exits, whatever -Xlog says (JDK 25). */
+  private static final String RECORDED_REPORT = "AOTConfiguration recorded: ";
 
   /**
    * The JDK whose flag for eager compilation this class knows ({@code AOTCompileEagerly},
@@ -239,6 +241,14 @@ public final class AotCache {
     return true;
   }
 
+  /**
+   * Whether a worker's output line is the JVM's own report that it recorded a training: the
+   * launcher asked for the recording, so the report is its business, not the program's output.
+   */
+  static boolean isTrainingReport(String line) {
+    return line.strip().startsWith(RECORDED_REPORT);
+  }
+
   /** The cache file of rank {@code rank}'s role. */
   Path cacheFile(WorkerGroupSpec spec, int rank) {
     return dir.resolve(key(spec) + "-rank" + Math.min(rank, 1) + ".aot");
@@ -299,7 +309,8 @@ public final class AotCache {
     command.add("-cp");
     command.add(spec.classpath());
     long start = System.nanoTime();
-    log.info("saving the AOT cache of rank {}'s role for the next runs ({})", role == 0 ? "0" : "1+", cache.getFileName());
+    log.info("saving what rank {}'s role loaded and compiled, so that the next runs start warm ({}; once per build, "
+        + "--no-aot-cache skips it)", role == 0 ? "0" : "1+", cache.getFileName());
     try {
       Process process = new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();

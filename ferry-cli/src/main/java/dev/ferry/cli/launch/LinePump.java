@@ -47,7 +47,7 @@ final class LinePump implements Runnable {
     try (BufferedReader reader = new BufferedReader(new InputStreamReader(input, charset))) {
       String line;
       while ((line = reader.readLine()) != null) {
-        if (sinkBroken) {
+        if (sinkBroken || AotCache.isTrainingReport(line)) {
           continue; // keep draining, or the worker would block on a full pipe
         }
         try {

@@ -219,7 +219,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
         // connections are warm) before any of them can use, or shut down, the group.
         allGathers.run(null, timeout);
-        log.info("{} joined a group of {} workers at {} ({})", self.name(), worldSize, address, transport.describe());
+        log.info("{} joined a group of {} workers", self.name(), worldSize);
+        log.debug("{} listens at {} ({})", self.name(), address, transport.describe());
     }
 
     private static ClassLoader classLoader() {

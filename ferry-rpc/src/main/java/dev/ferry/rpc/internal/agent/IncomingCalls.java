@@ -442,8 +442,10 @@ final class IncomingCalls {
             failure = new RpcException(RpcException.Code.UNAVAILABLE, self.name() + " shut down while running "
                     + info.function() + " for " + info.caller().name());
         }
-        log.warn("{} failed running request #{} ({}) from {}", self.name(), info.callId(), info.function(),
-                info.caller().name(), failure);
+        // One line: the error goes back to the caller whole; its stack trace here only when asked for.
+        log.warn("{} failed running request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
+                info.caller().name(), failure.toString());
+        log.debug("{} failed running request #{}", self.name(), info.callId(), failure);
         EncodedPayload payload;
         try {
             payload = codec.encode(RemoteErrorInfo.of(failure));
