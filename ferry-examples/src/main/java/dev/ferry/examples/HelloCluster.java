@@ -1,5 +1,6 @@
 package dev.ferry.examples;
 
+import dev.ferry.rpc.Async;
 import dev.ferry.rpc.AsyncExecution;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.store.Rendezvous;
@@ -93,7 +94,7 @@ public final class HelloCluster {
         String last = others.get(others.size() - 1).name();
         Greeting relayed = Rpc.rpcSync(others.get(0).name(), HelloCluster::relay, last, new Greeting("worker0", null, 0));
         log.info("nested   -> {}", relayed);
-        log.info("async    -> {}", Rpc.rpcSync(others.get(0).name(), HelloCluster::doubleRemotely, last, 21).await());
+        log.info("async    -> {}", Rpc.rpcSync(others.get(0).name(), Async.value(HelloCluster::doubleRemotely), last, 21));
         try {
             Rpc.rpcSync(last, HelloCluster::divide, 1, 0);
         } catch (RpcException e) {

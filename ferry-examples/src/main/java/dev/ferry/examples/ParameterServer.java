@@ -1,5 +1,6 @@
 package dev.ferry.examples;
 
+import dev.ferry.rpc.Async;
 import dev.ferry.rpc.AsyncExecution;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcFuture;
@@ -132,8 +133,8 @@ public final class ParameterServer {
             model.zeroGrad();
             batchLoss.backward();
             List<Tensor> gradients = model.parameters().stream().map(Tensor::grad).toList();
-            // an @AsyncExecution function called through rpcSync returns its (completed) future
-            model.loadStateDict(Rpc.rpcSync("worker0", ParameterServer::updateAndFetch, gradients).value());
+            // the @AsyncExecution function's future's value, as PyTorch's rpc_sync gives it
+            model.loadStateDict(Rpc.rpcSync("worker0", Async.value(ParameterServer::updateAndFetch), gradients));
             report.stepDone(batchLoss.item());
             if (step % 10 == 0) {
                 log.info("worker{} step {} loss {}", rank, step, String.format("%.5f", report.lastLoss()));

@@ -16,9 +16,13 @@ import java.lang.annotation.Target;
  * static RpcFuture<Integer> addThenDouble(String to, int x) {
  *     return Rpc.rpcAsync(to, Ops::add, x, 1).thenApply(v -> v * 2);
  * }
+ *
+ * int twelve = Rpc.rpcSync("worker1", Async.value(Ops::addThenDouble), "worker2", 5);
  * }</pre>
  *
- * A function so marked that returns anything else fails the call with a clear error.
+ * <p>Callers get the future's value through {@link Async#value}, on every call kind; called
+ * without it, the function's static type is its future, and the caller gets a completed one (see
+ * {@link Async}). A function so marked that returns anything else fails the call with a clear error.
  */
 @Documented
 @Retention(RetentionPolicy.RUNTIME)

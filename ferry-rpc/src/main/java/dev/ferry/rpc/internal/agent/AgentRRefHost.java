@@ -120,6 +120,13 @@ final class AgentRRefHost implements RRefHost {
     /** Starts {@code remote()}: the reference is returned at once, its value made on the callee. */
     @SuppressWarnings("unchecked")
     <R> RRef<R> remote(WorkerInfo callee, FunctionRef function, Object[] args, Duration timeout, boolean onValue) {
+        if (function.declaresFuture() && !function.futureValue()) {
+            // The owner keeps the future's value, so an RRef typed by the future could only fail
+            // where its value is used (PyTorch's RRef holds the value too).
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "remote() of " + function.displayName()
+                    + ", which returns a future: its RRef would hold the future's value, not a future. Return an"
+                    + " RpcFuture<T> and call remote() with Async.value(...): the RRef is then an RRef<T>");
+        }
         GloballyUniqueId rrefId = agent.rrefs().nextId();
         boolean self = callee.equals(agent.self());
         GloballyUniqueId forkId = self ? rrefId : agent.rrefs().nextId();

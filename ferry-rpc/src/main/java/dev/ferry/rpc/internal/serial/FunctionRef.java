@@ -23,6 +23,10 @@ public final class FunctionRef {
     private final int kind;
     private final Object[] captured;
     /** Shared by every reference to the same method; computed lazily, racy but idempotent. */
+    private static final String RPC_FUTURE = ")Ldev/ferry/rpc/RpcFuture;";
+    private static final String COMPLETION_STAGE = ")Ljava/util/concurrent/CompletionStage;";
+    private static final String COMPLETABLE_FUTURE = ")Ljava/util/concurrent/CompletableFuture;";
+
     private final Identity identity;
 
     public FunctionRef(String className, String methodName, String descriptor, int kind, Object[] captured) {
@@ -65,21 +69,38 @@ public final class FunctionRef {
     }
 
     /**
-     * Wraps a reply value the way the method's declared return type needs: an asynchronous
-     * function returns a future, and the reply carries that future's value, so the caller gets it
-     * back as a completed future of the declared kind.
+     * Wraps a reply value the way the caller's static type needs: an asynchronous function returns
+     * a future, and the reply carries that future's value. Called through an
+     * {@link dev.ferry.rpc.AsyncRemoteFunction} the caller's type is the value's, and it gets the
+     * value; called through an {@code RpcFunctionN} its type is the declared future, and it gets the
+     * value as a completed future of that kind.
      */
     public Object asDeclaredResult(Object value) {
-        return asDeclaredResult(descriptor, value);
+        return identity.futureValue ? value : asDeclaredResult(descriptor, value);
+    }
+
+    /** Whether the method's declared result is a future ({@link dev.ferry.rpc.RpcFuture} or a {@code CompletionStage}). */
+    public boolean declaresFuture() {
+        return descriptor.endsWith(RPC_FUTURE) || descriptor.endsWith(COMPLETION_STAGE)
+                || descriptor.endsWith(COMPLETABLE_FUTURE);
+    }
+
+    /** Whether the caller's static type is the value of the future the function returns (see {@link #asDeclaredResult}). */
+    public boolean futureValue() {
+        return identity.futureValue;
+    }
+
+    /** Notes that the caller called through an {@link dev.ferry.rpc.AsyncRemoteFunction} (before it is shared). */
+    void markFutureValue() {
+        identity.futureValue = true;
     }
 
     /** {@link #asDeclaredResult(Object)} for the method of JVM descriptor {@code descriptor}. */
     public static Object asDeclaredResult(String descriptor, Object value) {
-        if (descriptor.endsWith(")Ldev/ferry/rpc/RpcFuture;")) {
+        if (descriptor.endsWith(RPC_FUTURE)) {
             return dev.ferry.rpc.RpcFuture.completed(value);
         }
-        if (descriptor.endsWith(")Ljava/util/concurrent/CompletionStage;")
-                || descriptor.endsWith(")Ljava/util/concurrent/CompletableFuture;")) {
+        if (descriptor.endsWith(COMPLETION_STAGE) || descriptor.endsWith(COMPLETABLE_FUTURE)) {
             return java.util.concurrent.CompletableFuture.completedFuture(value);
         }
         return value;
@@ -142,6 +163,8 @@ public final class FunctionRef {
         final MethodKey key;
         final String displayName;
         final byte[] bytes;
+        /** Set once, before the identity is shared, by the caller that made it: see {@link #asDeclaredResult}. */
+        boolean futureValue;
 
         Identity(String className, String methodName, String descriptor, int kind) {
             this.key = new MethodKey(className, methodName, descriptor, kind);

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.serial;
 
+import dev.ferry.rpc.AsyncRemoteFunction;
 import dev.ferry.rpc.RemoteFunction;
 import dev.ferry.rpc.RpcException;
 
@@ -48,6 +49,9 @@ public final class FunctionRefs {
         if (function == null) {
             throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "function must not be null");
         }
+        if (function instanceof AsyncValue value) {
+            return of(value.function()); // an AsyncRpcFunctionN lambda: marked below
+        }
         Class<?> type = function.getClass();
         FunctionRef[] cached = RESOLVED.get(type);
         FunctionRef known = cached[0];
@@ -64,6 +68,9 @@ public final class FunctionRefs {
         }
         FunctionRef ref = new FunctionRef(lambda.getImplClass().replace('/', '.'), lambda.getImplMethodName(),
                 lambda.getImplMethodSignature(), lambda.getImplMethodKind(), captured.length == 0 ? NONE : captured);
+        if (function instanceof AsyncRemoteFunction) {
+            ref.markFutureValue();
+        }
         // a capturing lambda's template holds no captured values (they could be large)
         cached[0] = captured.length == 0 ? ref : ref.withCaptured(null);
         return ref;
