@@ -233,6 +233,81 @@ public final class Rpc {
         current().setRpcTimeout(timeout);
     }
 
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <R> void register(String name, RpcFunction0<R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <R> void register(String name, RpcFunction0<R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <A, R> void register(String name, RpcFunction1<A, R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <A, R> void register(String name, RpcFunction1<A, R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <A, B, R> void register(String name, RpcFunction2<A, B, R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <A, B, R> void register(String name, RpcFunction2<A, B, R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <A, B, C, R> void register(String name, RpcFunction3<A, B, C, R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <A, B, C, R> void register(String name, RpcFunction3<A, B, C, R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <A, B, C, D, R> void register(String name, RpcFunction4<A, B, C, D, R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <A, B, C, D, R> void register(String name, RpcFunction4<A, B, C, D, R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Registers {@code function} as {@code name} on the current agent; see {@link RpcAgent#register(String, RemoteFunction, Map)}. */
+    public static <A, B, C, D, E, R> void register(String name, RpcFunction5<A, B, C, D, E, R> function) {
+        current().register(name, function, Map.of());
+    }
+
+    /** Registers {@code function} as {@code name}, with defaults for the parameters calls may leave out. */
+    public static <A, B, C, D, E, R> void register(String name, RpcFunction5<A, B, C, D, E, R> function, Map<String, ?> defaults) {
+        current().register(name, function, defaults);
+    }
+
+    /** Calls the function registered as {@code name} on {@code to}, by position and by name, and waits. */
+    public static Object rpcSync(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return current().rpcSync(to, name, args, kwargs);
+    }
+
+    /** Calls the function registered as {@code name} on {@code to}, by position and by name. */
+    public static RpcFuture<Object> rpcAsync(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return current().rpcAsync(to, name, args, kwargs);
+    }
+
+    /** Runs the function registered as {@code name} on {@code to}; the result stays there. */
+    public static RRef<Object> remote(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return current().remote(to, name, args, kwargs);
+    }
+
     public static Map<String, Object> allGather(Object value) {
         return current().allGather(value);
     }

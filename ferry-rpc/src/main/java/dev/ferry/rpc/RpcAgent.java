@@ -174,6 +174,105 @@ public interface RpcAgent extends AutoCloseable {
     /** The default timeout of calls made without one. */
     Duration getRpcTimeout();
 
+    /**
+     * Exposes {@code function} to calls by name ({@link RpcTarget#rpcSync(String, List, Map)}):
+     * callers need only the name and values, none of this worker's classes, and what peers can
+     * reach this way is exactly what the program registered. Arguments bind to the method's
+     * parameters by position and by name, as Python binds them; the names are the method's own,
+     * so its class must be compiled with {@code javac -parameters}.
+     *
+     * <pre>{@code
+     * agent.register("scale", Ops::scale, Map.of("factor", 2.0));   // static double scale(double x, double factor)
+     * double six = (double) caller.rpcSync("worker1", "scale", List.of(3.0), Map.of());
+     * double nine = (double) caller.rpcSync("worker1", "scale", List.of(), Map.of("x", 3.0, "factor", 3.0));
+     * }</pre>
+     *
+     * @param function a static method reference, a method reference bound to its receiver or a
+     *                 lambda, as an {@code RpcFunction0..5} (the typed overloads take a method
+     *                 reference directly); an {@link AsyncExecution} one answers with its future's value
+     * @param defaults values of the parameters (by name) that a call may leave out: Java has no
+     *                 default arguments, so they are given here, checked against the parameters' types
+     * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} if the name is taken, the
+     *                      parameter names were not compiled in, or a default names no parameter
+     *                      or does not fit its type
+     */
+    void register(String name, RemoteFunction function, Map<String, ?> defaults);
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <R> void register(String name, RpcFunction0<R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 0 arguments. */
+    default <R> void register(String name, RpcFunction0<R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <A, R> void register(String name, RpcFunction1<A, R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 1 argument. */
+    default <A, R> void register(String name, RpcFunction1<A, R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <A, B, R> void register(String name, RpcFunction2<A, B, R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 2 arguments. */
+    default <A, B, R> void register(String name, RpcFunction2<A, B, R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <A, B, C, R> void register(String name, RpcFunction3<A, B, C, R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 3 arguments. */
+    default <A, B, C, R> void register(String name, RpcFunction3<A, B, C, R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <A, B, C, D, R> void register(String name, RpcFunction4<A, B, C, D, R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 4 arguments. */
+    default <A, B, C, D, R> void register(String name, RpcFunction4<A, B, C, D, R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} without defaults: every parameter is required. */
+    default <A, B, C, D, E, R> void register(String name, RpcFunction5<A, B, C, D, E, R> function) {
+        register(name, (RemoteFunction) function, Map.of());
+    }
+
+    /** {@link #register(String, RemoteFunction, Map)} for a function of 5 arguments. */
+    default <A, B, C, D, E, R> void register(String name, RpcFunction5<A, B, C, D, E, R> function, Map<String, ?> defaults) {
+        register(name, (RemoteFunction) function, defaults);
+    }
+
+    /** Calls the function registered as {@code name} on the worker named {@code to} and waits for its result. */
+    default Object rpcSync(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return to(to).rpcSync(name, args, kwargs);
+    }
+
+    /** Calls the function registered as {@code name} on the worker named {@code to}. */
+    default RpcFuture<Object> rpcAsync(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return to(to).rpcAsync(name, args, kwargs);
+    }
+
+    /** Runs the function registered as {@code name} on the worker named {@code to}; the result stays there. */
+    default RRef<Object> remote(String to, String name, List<?> args, Map<String, ?> kwargs) {
+        return to(to).remote(name, args, kwargs);
+    }
+
     /** Changes the default timeout for calls made from now on; calls in flight keep theirs. */
     void setRpcTimeout(Duration timeout);
 

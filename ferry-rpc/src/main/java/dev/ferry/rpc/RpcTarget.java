@@ -1,6 +1,12 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.internal.agent.SystemCalls;
+
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
@@ -14,6 +20,10 @@ import java.util.Objects;
  * }</pre>
  */
 public final class RpcTarget {
+    /** What a call by name calls on the callee: Ferry's dispatcher to what it registered, with the name and values. */
+    private static final RpcFunction3<String, List<Object>, Map<String, Object>, Object> BY_NAME =
+            Async.value(SystemCalls::callByName);
+
     private final RpcAgent agent;
     private final WorkerInfo worker;
     private final Duration timeout;
@@ -41,6 +51,33 @@ public final class RpcTarget {
     public RpcTarget withTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");
         return new RpcTarget(agent, worker, timeout);
+    }
+
+    /**
+     * Calls the function this target registered as {@code name} ({@link RpcAgent#register}) with
+     * positional {@code args} and keyword {@code kwargs}, and waits for its result. Only the name
+     * and the values travel. A missing, unknown or doubly given argument, or one of a type that does
+     * not fit, fails with {@link RpcException.Code#INVALID_ARGUMENT} naming it; a name nothing is
+     * registered as, with {@link RpcException.Code#UNKNOWN_FUNCTION}.
+     */
+    public Object rpcSync(String name, List<?> args, Map<String, ?> kwargs) {
+        return agent.invokeAndWait(worker, BY_NAME, byName(name, args, kwargs), timeout);
+    }
+
+    /** {@link #rpcSync(String, List, Map)} without waiting. */
+    public RpcFuture<Object> rpcAsync(String name, List<?> args, Map<String, ?> kwargs) {
+        return agent.invoke(worker, BY_NAME, byName(name, args, kwargs), timeout);
+    }
+
+    /** {@link #rpcSync(String, List, Map)} whose result stays on this target: an RRef to it. */
+    public RRef<Object> remote(String name, List<?> args, Map<String, ?> kwargs) {
+        return agent.invokeRemote(worker, BY_NAME, byName(name, args, kwargs), timeout);
+    }
+
+    private static Object[] byName(String name, List<?> args, Map<String, ?> kwargs) {
+        Objects.requireNonNull(name, "name");
+        return new Object[] {name, args == null ? List.of() : new ArrayList<>(args),
+            kwargs == null ? Map.of() : new LinkedHashMap<>(kwargs)};
     }
 
     /** Calls {@code function} on this target and waits for its result. */

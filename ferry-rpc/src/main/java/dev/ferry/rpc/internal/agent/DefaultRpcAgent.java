@@ -57,6 +57,7 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.ServiceLoader;
 import java.util.Set;
 import java.util.UUID;
@@ -115,6 +116,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final AtomicLong nextCallId = new AtomicLong(1);
     private final AgentTimer timer;
     private final AllGathers allGathers = new AllGathers(this);
+    private final NamedCalls namedCalls;
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
     private final RRefContext rrefs = new RRefContext(rrefHost);
@@ -136,6 +138,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                             TransportFactory transports) {
         this.self = self;
         this.options = options;
+        this.namedCalls = new NamedCalls(self.name());
         this.store = store;
         this.storeOwner = storeOwner;
         this.rpcTimeout = options.rpcTimeout();
@@ -278,6 +281,15 @@ public final class DefaultRpcAgent implements RpcAgent {
     long authRejections() {
         String count = transport.debugInfo().get("transport.auth.rejected");
         return count == null ? 0 : Long.parseLong(count);
+    }
+
+    NamedCalls namedCalls() {
+        return namedCalls;
+    }
+
+    @Override
+    public void register(String name, RemoteFunction function, Map<String, ?> defaults) {
+        namedCalls.register(name, function, Objects.requireNonNull(defaults, "defaults"));
     }
 
     AllGathers allGathers() {

@@ -39,6 +39,17 @@ public final class SystemCalls {
         return Boolean.TRUE;
     }
 
+    /**
+     * A call by name ({@code rpcSync(to, name, args, kwargs)}): runs the function this worker
+     * registered as {@code name}, its future's value the answer. An application call, not one of
+     * Ferry's protocol: it is sent and counted as the application's.
+     */
+    @AsyncExecution
+    public static RpcFuture<Object> callByName(String name, List<Object> args, Map<String, Object> kwargs)
+            throws Exception {
+        return agent().namedCalls().call(name, args, kwargs);
+    }
+
     private static DefaultRpcAgent agent() {
         if (CurrentAgent.handling() instanceof DefaultRpcAgent agent) {
             return agent;

@@ -1,0 +1,124 @@
+package dev.ferry.rpc;
+
+import dev.ferry.rpc.testing.LocalCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Calls by name: only a name and values travel, bound to the parameters by position and by name. */
+@Timeout(60)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CallsByNameTest {
+    private LocalCluster cluster;
+    private RpcAgent caller;
+    private final Counter counter = new Counter(100);
+
+    public static double scale(double x, double factor) {
+        return x * factor;
+    }
+
+    public static String greet(String who, String greeting, int times) {
+        return (greeting + " " + who + " ").repeat(times).strip();
+    }
+
+    @AsyncExecution
+    public static RpcFuture<Integer> later(int x) {
+        return RpcFuture.completed(x + 1);
+    }
+
+    @BeforeAll
+    void start() {
+        cluster = LocalCluster.start(2);
+        caller = cluster.agent(0);
+        RpcAgent callee = cluster.agent(1);
+        callee.register("scale", CallsByNameTest::scale, Map.of("factor", 2.0));
+        callee.register("greet", CallsByNameTest::greet, Map.of("greeting", "hello", "times", 1));
+        callee.register("later", CallsByNameTest::later);
+        callee.register("count", counter::add);
+    }
+
+    @AfterAll
+    void stop() {
+        cluster.close();
+    }
+
+    private static void assertInvalid(Runnable call, String message) {
+        assertThatThrownBy(call::run).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT)).hasMessageContaining(message);
+    }
+
+    @Test
+    void positionalKeywordAndDefaultArgumentsBindAsInPython() {
+        assertThat(caller.rpcSync("worker1", "scale", List.of(3.0), Map.of())).isEqualTo(6.0);
+        assertThat(caller.rpcSync("worker1", "scale", List.of(3.0, 4.0), Map.of())).isEqualTo(12.0);
+        assertThat(caller.rpcSync("worker1", "scale", List.of(), Map.of("factor", 3.0, "x", 2.0))).isEqualTo(6.0);
+        assertThat(caller.rpcSync("worker1", "greet", List.of("ferry"), Map.of("times", 2)))
+                .isEqualTo("hello ferry hello ferry");
+        assertThat(caller.rpcSync("worker1", "greet", List.of("you", "hi"), Map.of())).isEqualTo("hi you");
+    }
+
+    @Test
+    void numbersOfAnotherKindFitWhenTheirValueDoes() {
+        assertThat(caller.rpcSync("worker1", "scale", List.of(3), Map.of("factor", 2L))).isEqualTo(6.0);
+        assertThat(caller.rpcSync("worker1", "greet", List.of("x"), Map.of("times", 2.0))).isEqualTo("hello x hello x");
+        assertInvalid(() -> caller.rpcSync("worker1", "greet", List.of("x"), Map.of("times", 2.5)),
+                "greet() argument 'times' must be int, not java.lang.Double 2.5");
+    }
+
+    @Test
+    void everyCallKindAndAnAsyncFunction() {
+        assertThat(caller.rpcAsync("worker1", "scale", List.of(5.0), Map.of()).await()).isEqualTo(10.0);
+        RRef<Object> kept = caller.remote("worker1", "scale", List.of(1.5), Map.of());
+        assertThat(kept.toHere()).isEqualTo(3.0);
+        assertThat(caller.rpcSync("worker1", "later", List.of(41), Map.of())).isEqualTo(42);
+        assertThat(caller.to(1).rpcSync("later", List.of(), Map.of("x", 1))).isEqualTo(2);
+    }
+
+    @Test
+    void aMethodBoundToItsReceiverRunsOnThatObject() {
+        int before = counter.value();
+        assertThat(caller.rpcSync("worker1", "count", List.of(), Map.of("delta", 5))).isEqualTo(before + 5);
+        assertThat(counter.value()).isEqualTo(before + 5);
+    }
+
+    @Test
+    void badArgumentsAreNamedInTheError() {
+        assertInvalid(() -> caller.rpcSync("worker1", "scale", List.of(), Map.of()), "scale() missing 1 required argument: 'x'");
+        assertInvalid(() -> caller.rpcSync("worker1", "greet", List.of(), Map.of("times", 1)),
+                "greet() missing 1 required argument: 'who'");
+        assertInvalid(() -> caller.rpcSync("worker1", "scale", List.of(1.0), Map.of("y", 2.0)),
+                "scale() got an unexpected keyword argument 'y'; its parameters are [x, factor]");
+        assertInvalid(() -> caller.rpcSync("worker1", "scale", List.of(1.0), Map.of("x", 2.0)),
+                "scale() got multiple values for argument 'x'");
+        assertInvalid(() -> caller.rpcSync("worker1", "scale", List.of(1.0, 2.0, 3.0), Map.of()),
+                "scale() takes 2 positional arguments but 3 were given");
+        assertInvalid(() -> caller.rpcSync("worker1", "scale", List.of("three"), Map.of()),
+                "scale() argument 'x' must be double, not java.lang.String three");
+    }
+
+    @Test
+    void aNameNothingIsRegisteredAsIsAnUnknownFunction() {
+        assertThatThrownBy(() -> caller.rpcSync("worker1", "nope", List.of(), Map.of()))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION))
+                .hasMessageContaining("no function is registered as 'nope' on worker1; registered: [count, greet, later, scale]");
+    }
+
+    @Test
+    void registrationChecksItsNameAndDefaults() {
+        RpcAgent callee = cluster.agent(1);
+        assertInvalid(() -> callee.register("scale", CallsByNameTest::scale), "worker1 already has a function registered as 'scale'");
+        assertInvalid(() -> callee.register("scale2", CallsByNameTest::scale, Map.of("y", 1.0)),
+                "a default is given for 'y', which is not a parameter of CallsByNameTest::scale[x, factor]");
+        assertInvalid(() -> callee.register("scale3", CallsByNameTest::scale, Map.of("factor", "two")),
+                "scale3() argument 'factor' must be double, not java.lang.String two");
+    }
+}
