@@ -3,6 +3,7 @@ package dev.ferry.examples;
 import dev.ferry.distributed.autograd.DistAutograd;
 import dev.ferry.distributed.autograd.DistAutogradContext;
 import dev.ferry.distributed.optim.DistributedOptimizer;
+import dev.ferry.rpc.Async;
 import dev.ferry.rpc.AsyncExecution;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.Rpc;
@@ -194,8 +195,8 @@ public final class RRefParameterServer {
                     Batch batch = Batch.draw(data, BATCH);
                     report.stepStarts();
                     try (DistAutogradContext context = DistAutograd.context()) {
-                        // an @AsyncExecution function called through rpcSync returns its (completed) future
-                        Tensor logProbs = ps.rpcSync(RRefParameterServer::forward, batch.x()).value();
+                        // the @AsyncExecution function's future's value, as PyTorch's rpc_sync gives it
+                        Tensor logProbs = ps.rpcSync(Async.value(RRefParameterServer::forward), batch.x());
                         Tensor loss = Functional.nllLoss(logProbs, batch.y());
                         context.backward(List.of(loss));
                         optimizer.step(context.id());
