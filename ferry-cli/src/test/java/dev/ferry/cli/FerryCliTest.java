@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ferry.cli.launch.TestWorkers;
 import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.FailFirstAttempt;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import java.io.ByteArrayOutputStream;
@@ -125,6 +126,14 @@ class FerryCliTest {
 
     assertThat(ferry()).isEqualTo(2);
     assertThat(err()).contains("Missing command");
+  }
+
+  @Test
+  void maxRestartsOnOneNodeRestartsTheGroup() {
+    int code = run("--nproc", "2", "--max-restarts", "1", FailFirstAttempt.class.getName(), "1", "5");
+    assertThat(code).as(err()).isZero();
+    assertThat(err()).contains("failed with exit code 5", "restarting the world (restart 1 of 1)");
+    assertThat(out()).contains("[0] attempt 1 rank 0 of 2", "[1] attempt 1 rank 1 of 2");
   }
 
   @Test
