@@ -55,11 +55,16 @@ class MultiNodeRunTest {
       Thread.ofPlatform().daemon().start(() -> code.complete(node.run().call()));
       codes.add(code);
     }
-    List<Integer> results = new ArrayList<>();
-    for (CompletableFuture<Integer> code : codes) {
-      results.add(code.get(100, TimeUnit.SECONDS));
+    try {
+      List<Integer> results = new ArrayList<>();
+      for (CompletableFuture<Integer> code : codes) {
+        results.add(code.get(100, TimeUnit.SECONDS));
+      }
+      return results;
+    } finally {
+      // a test that failed or timed out must not leave worker JVMs behind
+      nodes.parallelStream().forEach(node -> node.run().close());
     }
-    return results;
   }
 
   @Test
