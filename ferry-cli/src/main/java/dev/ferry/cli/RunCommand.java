@@ -164,6 +164,13 @@ final class RunCommand implements Callable<Integer> {
           + "(default: $FERRY_EAGER_JIT, else off).")
   private boolean eagerJit;
 
+  @Option(names = "--status-port", paramLabel = "PORT", defaultValue = "0",
+      description = "Port of the group's live status page on 127.0.0.1, printed at start (default: a free port).")
+  private int statusPort;
+
+  @Option(names = "--no-status", description = "Serve no status page (the workers then report nowhere).")
+  private boolean noStatus;
+
   @Option(names = "--no-prefix", description = "Forward worker output without the [rank] prefix.")
   private boolean noPrefix;
 
@@ -209,6 +216,7 @@ final class RunCommand implements Callable<Integer> {
     hook.register();
     try {
       group.start();
+      group.statusPage().ifPresent(page -> err.println("ferry run: status page at " + page));
       GroupResult result = timeout == null ? group.awaitCompletion() : group.awaitCompletion(timeout);
       report(result);
       return exitCode(result);
@@ -232,6 +240,9 @@ final class RunCommand implements Callable<Integer> {
     }
     if (masterPort != null && (masterPort < 1 || masterPort > 65535)) {
       throw new CommandLine.ParameterException(commandLine, "--master-port must be in 1..65535, but was " + masterPort);
+    }
+    if (!noStatus && (statusPort < 0 || statusPort > 65535)) {
+      throw new CommandLine.ParameterException(commandLine, "--status-port must be in 0..65535, but was " + statusPort);
     }
     if (timeout != null && timeout.isZero()) {
       throw new CommandLine.ParameterException(commandLine, "--timeout must be longer than 0");
@@ -261,6 +272,7 @@ final class RunCommand implements Callable<Integer> {
           .jvmArgs(jvmArgs)
           .masterAddr(masterAddr)
           .terminationGrace(gracePeriod)
+          .statusPort(noStatus ? -1 : statusPort)
           .sink(ConsoleLineSink.to(out, err, !noPrefix));
       if (masterPort != null) {
         builder.masterPort(masterPort);

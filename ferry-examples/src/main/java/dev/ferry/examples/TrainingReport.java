@@ -1,5 +1,8 @@
 package dev.ferry.examples;
 
+import dev.ferry.rpc.Metrics;
+import dev.ferry.rpc.Rpc;
+
 import java.util.Locale;
 
 /**
@@ -10,8 +13,9 @@ import java.util.Locale;
  * RESULT worker1 loss 2.30731 -> 0.04120, 40 steps, 212.4 steps/s
  * </pre>
  *
- * Steps per second count from the first step's start to the last step's end. Not thread-safe: one
- * per training loop.
+ * Steps per second count from the first step's start to the last step's end. Each step's loss is
+ * also reported as the series {@code loss} ({@link Metrics#report}), which {@code ferry run}'s status
+ * page draws live. Not thread-safe: one per training loop.
  */
 final class TrainingReport {
     private final String who;
@@ -38,6 +42,9 @@ final class TrainingReport {
         first = steps == 0 ? loss : first;
         last = loss;
         steps++;
+        if (Rpc.isInitialized()) {
+            Metrics.report("loss", steps, loss);
+        }
     }
 
     int steps() {

@@ -23,6 +23,7 @@ final class FerryEnvironment {
     static final String TLS_VERIFY_HOSTNAMES = "FERRY_TLS_VERIFY_HOSTNAMES";
     static final String SOCKET_HOST = "FERRY_SOCKET_HOST";
     static final String JMX = "FERRY_JMX";
+    static final String STATUS_URL = "FERRY_STATUS_URL";
 
     private FerryEnvironment() {
     }
@@ -54,6 +55,10 @@ final class FerryEnvironment {
         String jmx = env.get(JMX);
         if (jmx != null && !options.isExplicit(EnvironmentOption.JMX)) {
             builder.jmx(JmxRegistration.fromEnvironment(jmx));
+        }
+        String statusUrl = nonBlank(env.get(STATUS_URL));
+        if (statusUrl != null && !options.isExplicit(EnvironmentOption.STATUS_URL)) {
+            builder.statusUrl(statusUrl);
         }
         return builder.build();
     }

@@ -88,6 +88,11 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>transport</td><td>{@link TransportTuning#defaults()}</td><td>how the Netty transport moves bytes:
  *       Unix sockets, shared memory, lanes, direct writes, spinning, buffers ({@link TransportTuning}); nothing
  *       in it changes what a call does</td></tr>
+ *   <tr><td>statusUrl</td><td>none</td><td>where the agent reports its state for a cluster status page (twice a
+ *       second while calls end, every 2 s when idle): an HTTP(S) URL that takes a POST of a JSON snapshot (state,
+ *       host, calls and latency per peer, in-flight and queued calls, RRef counts, recent errors,
+ *       {@link Metrics#report reported} series), with {@code Authorization: Bearer} the auth token when there is
+ *       one; {@code ferry run} sets it for its page</td></tr>
  * </table>
  *
  * <h2>The environment</h2>
@@ -106,6 +111,7 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>{@code FERRY_TLS_VERIFY_HOSTNAMES} ({@code 1} or {@code true})</td><td>tlsVerifyHostnames</td></tr>
  *   <tr><td>{@code FERRY_SOCKET_HOST}</td><td>listenHost</td></tr>
  *   <tr><td>{@code FERRY_JMX} ({@code 1}: always, {@code 0}: never)</td><td>jmx</td></tr>
+ *   <tr><td>{@code FERRY_STATUS_URL} (set by {@code ferry run})</td><td>statusUrl</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -154,6 +160,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final boolean tlsVerifyHostnames;
     private final JmxRegistration jmx;
     private final boolean failOnRRefLeaks;
+    private final String statusUrl;
     private final TransportTuning transport;
     /** The options the environment may fill in that the program set itself. */
     private final java.util.Set<EnvironmentOption> explicit;
@@ -168,6 +175,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.jmx = b.jmx;
         this.failOnRRefLeaks = b.failOnRRefLeaks;
+        this.statusUrl = b.statusUrl;
         this.transport = b.transport;
         this.explicit = java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(b.explicit));
         this.maxQueuedRequests = b.maxQueuedRequests;
@@ -298,6 +306,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return failOnRRefLeaks;
     }
 
+    /** Where the agent reports its state for a status page, or null: none. */
+    public String statusUrl() {
+        return statusUrl;
+    }
+
     /** How the Netty transport moves bytes (never changes what a call does). */
     public TransportTuning transport() {
         return transport;
@@ -309,7 +322,7 @@ public final class RpcBackendOptions implements BackendOptions {
     }
 
     /** The options {@link FerryEnvironment} may fill in, when the program did not set them. */
-    enum EnvironmentOption { AUTH_TOKEN, TLS, TLS_VERIFY_HOSTNAMES, LISTEN_HOST, JMX }
+    enum EnvironmentOption { AUTH_TOKEN, TLS, TLS_VERIFY_HOSTNAMES, LISTEN_HOST, JMX, STATUS_URL }
 
     @Override
     public String toString() {
@@ -340,6 +353,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private boolean tlsVerifyHostnames;
         private JmxRegistration jmx = JmxRegistration.IF_RUNNING;
         private boolean failOnRRefLeaks;
+        private String statusUrl;
         private TransportTuning transport = TransportTuning.defaults();
         private final java.util.Set<EnvironmentOption> explicit = java.util.EnumSet.noneOf(EnvironmentOption.class);
 
@@ -368,6 +382,7 @@ public final class RpcBackendOptions implements BackendOptions {
             tlsVerifyHostnames = o.tlsVerifyHostnames;
             jmx = o.jmx;
             failOnRRefLeaks = o.failOnRRefLeaks;
+            statusUrl = o.statusUrl;
             transport = o.transport;
             explicit.addAll(o.explicit);
         }
@@ -541,6 +556,28 @@ public final class RpcBackendOptions implements BackendOptions {
          */
         public Builder failOnRRefLeaks(boolean fail) {
             this.failOnRRefLeaks = fail;
+            return this;
+        }
+
+        /**
+         * Where the agent reports its state for a status page (see the table above), or null for
+         * nowhere (the default). Only {@code http} and {@code https} URLs.
+         */
+        public Builder statusUrl(String url) {
+            if (url != null) {
+                java.net.URI uri;
+                try {
+                    uri = java.net.URI.create(url);
+                } catch (IllegalArgumentException e) {
+                    throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "statusUrl is not a URL: " + url, e);
+                }
+                if (!"http".equals(uri.getScheme()) && !"https".equals(uri.getScheme())) {
+                    throw new RpcException(RpcException.Code.INVALID_ARGUMENT,
+                            "statusUrl must be an http or https URL, got " + url);
+                }
+            }
+            this.statusUrl = url;
+            explicit.add(EnvironmentOption.STATUS_URL);
             return this;
         }
 

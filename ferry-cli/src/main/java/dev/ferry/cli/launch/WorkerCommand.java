@@ -25,15 +25,19 @@ final class WorkerCommand {
 
   /**
    * A process builder for {@code rank}, with its environment and redirections set; {@code authToken}
-   * (null: none) goes into {@link WorkerEnvironment#FERRY_AUTH_TOKEN}.
+   * (null: none) goes into {@link WorkerEnvironment#FERRY_AUTH_TOKEN}, {@code statusUrl} (null: none)
+   * into {@link WorkerEnvironment#FERRY_STATUS_URL}.
    */
-  static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort, String authToken) {
+  static ProcessBuilder forRank(WorkerGroupSpec spec, int rank, int masterPort, String authToken, String statusUrl) {
     ProcessBuilder builder = new ProcessBuilder(commandLine(spec, rank));
     Map<String, String> env = builder.environment();
     env.putAll(spec.env());
     env.putAll(WorkerEnvironment.forWorker(rank, spec.nproc(), spec.placement(), spec.masterAddr(), masterPort));
     if (authToken != null) {
       env.put(WorkerEnvironment.FERRY_AUTH_TOKEN, authToken);
+    }
+    if (statusUrl != null) {
+      env.put(WorkerEnvironment.FERRY_STATUS_URL, statusUrl);
     }
     spec.directory().ifPresent(dir -> builder.directory(dir.toFile()));
     builder.redirectOutput(redirect(spec.stdout()));

@@ -23,6 +23,8 @@ import java.util.Set;
  * MASTER_PORT         port where rank 0 listens            41233
  * FERRY_INIT_METHOD   how to rendezvous                    env://
  * FERRY_AUTH_TOKEN    the group's authentication token     (43 random characters)
+ * FERRY_STATUS_URL    where it reports for the status page http://127.0.0.1:41240/api/report/1
+ *                     (only when the launcher serves one)
  * </pre>
  *
  * <p>A worker reads them with {@code System.getenv("RANK")}; Ferry's RPC initialisation does so
@@ -53,6 +55,11 @@ public final class WorkerEnvironment {
   public static final String FERRY_INIT_METHOD = "FERRY_INIT_METHOD";
   /** The group's authentication token (see {@code RpcBackendOptions.authToken}). */
   public static final String FERRY_AUTH_TOKEN = "FERRY_AUTH_TOKEN";
+  /**
+   * Where the worker reports its state for the group's status page (set when the launcher serves
+   * one; see {@code RpcBackendOptions.statusUrl}).
+   */
+  public static final String FERRY_STATUS_URL = "FERRY_STATUS_URL";
   /** Value of {@link #FERRY_INIT_METHOD}: read everything from these variables. */
   public static final String ENV_INIT_METHOD = "env://";
 

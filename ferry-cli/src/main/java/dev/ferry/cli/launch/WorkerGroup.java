@@ -1,11 +1,15 @@
 package dev.ferry.cli.launch;
 
+import dev.ferry.status.StatusServer;
+import dev.ferry.status.WorkerProcess;
 import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -66,6 +70,7 @@ public final class WorkerGroup implements AutoCloseable {
   private volatile int masterPort;
   private long startNanos;
   private GroupResult result; // guarded by awaitLock
+  private volatile StatusServer status;
 
   /** Creates a group that {@link #start()} will launch. */
   public WorkerGroup(WorkerGroupSpec spec) {
@@ -86,12 +91,16 @@ public final class WorkerGroup implements AutoCloseable {
       }
       masterPort = spec.masterPort() != 0 ? spec.masterPort() : FreePorts.pick();
       String authToken = groupAuthToken();
+      if (spec.statusPort() >= 0) {
+        status = StatusServer.start(spec.statusPort(), reportToken(authToken), spec.nproc(), this::processViews);
+      }
       startNanos = System.nanoTime();
       List<Worker> started = new ArrayList<>(spec.nproc());
       int rank = 0;
       try {
         for (; rank < spec.nproc(); rank++) {
-          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort, authToken);
+          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort, authToken,
+              status == null ? null : status.reportUrl(rank));
           log.debug("rank {} command: {}", rank, builder.command());
           Process process = builder.start();
           started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
@@ -99,6 +108,7 @@ public final class WorkerGroup implements AutoCloseable {
       } catch (IOException | RuntimeException e) {
         state = State.CLOSED;
         ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
+        closeStatusPage();
         if (e instanceof IOException) {
           throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
         }
@@ -120,6 +130,34 @@ public final class WorkerGroup implements AutoCloseable {
     boolean given = spec.env().containsKey(WorkerEnvironment.FERRY_AUTH_TOKEN)
         || System.getenv(WorkerEnvironment.FERRY_AUTH_TOKEN) != null;
     return given ? null : WorkerEnvironment.newAuthToken();
+  }
+
+  /** The token the group's workers hold, which their status reports must carry: ours, else the one given. */
+  private String reportToken(String fresh) {
+    if (fresh != null) {
+      return fresh;
+    }
+    String given = spec.env().get(WorkerEnvironment.FERRY_AUTH_TOKEN);
+    return given != null ? given : System.getenv(WorkerEnvironment.FERRY_AUTH_TOKEN);
+  }
+
+  /** The launcher's view of each worker's process, for the status page. */
+  private List<WorkerProcess> processViews() {
+    return workers.stream().map(w -> new WorkerProcess(w.rank(), w.process().pid(), 1, !w.hasExited(),
+        w.hasExited() ? w.exitCode() : -1)).toList();
+  }
+
+  /** The address of the group's live status page, when the spec asked for one and the group started. */
+  public Optional<URI> statusPage() {
+    StatusServer server = status;
+    return server == null ? Optional.empty() : Optional.of(server.pageUri());
+  }
+
+  private void closeStatusPage() {
+    StatusServer server = status;
+    if (server != null) {
+      server.close();
+    }
   }
 
   /** The spec this group was created from. */
@@ -248,6 +286,7 @@ public final class WorkerGroup implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    closeStatusPage();
     finishAotTraining(false);
   }
 

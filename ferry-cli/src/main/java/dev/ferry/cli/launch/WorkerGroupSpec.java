@@ -64,6 +64,7 @@ public final class WorkerGroupSpec {
   private final Duration terminationGrace;
   private final AotCache aotCache;
   private final NodePlacement placement;
+  private final int statusPort;
 
   private WorkerGroupSpec(Builder b) {
     this.nproc = b.nproc;
@@ -89,6 +90,7 @@ public final class WorkerGroupSpec {
       throw new IllegalArgumentException("ranks " + placement.firstRank() + ".." + (placement.firstRank() + nproc - 1)
           + " of this node do not fit in world size " + placement.worldSize());
     }
+    this.statusPort = b.statusPort;
   }
 
   /** Returns a builder with all defaults; {@link Builder#mainClass} must be set. */
@@ -147,6 +149,14 @@ public final class WorkerGroupSpec {
   /** The ahead-of-time cache workers start from and train (see {@link AotCache}); empty: none. */
   public Optional<AotCache> aotCache() {
     return Optional.ofNullable(aotCache);
+  }
+
+  /**
+   * The port of the group's status page on 127.0.0.1 ({@code 0}: a free one), or -1 for none (the
+   * default; {@code ferry run} serves one). See {@link WorkerGroup#statusPage()}.
+   */
+  public int statusPort() {
+    return statusPort;
   }
 
   /** Environment variables added to the launcher's environment for every worker. */
@@ -240,6 +250,7 @@ public final class WorkerGroupSpec {
     private Duration terminationGrace = Duration.ofSeconds(5);
     private AotCache aotCache;
     private NodePlacement placement;
+    private int statusPort = -1;
 
     private Builder() {}
 
@@ -264,6 +275,7 @@ public final class WorkerGroupSpec {
       aotCache = s.aotCache;
       // the single-node default follows nproc; only a multi-node placement is kept as given
       placement = s.placement.multiNode() ? s.placement : null;
+      statusPort = s.statusPort;
     }
 
     /** Number of workers, at least 1 (default 1). */
@@ -323,6 +335,18 @@ public final class WorkerGroupSpec {
      */
     public Builder aotCache(AotCache aotCache) {
       this.aotCache = aotCache;
+      return this;
+    }
+
+    /**
+     * Serves the group's live status page on 127.0.0.1:{@code port} ({@code 0}: a free port; -1,
+     * the default: none); the workers report to it through {@link WorkerEnvironment#FERRY_STATUS_URL}.
+     */
+    public Builder statusPort(int port) {
+      if (port < -1 || port > 65535) {
+        throw new IllegalArgumentException("statusPort must be -1 (none), 0 (a free port) or 1..65535, got " + port);
+      }
+      this.statusPort = port;
       return this;
     }
 

@@ -47,7 +47,7 @@ class WorkerGroupSpecTest {
     WorkerGroupSpec spec = WorkerGroupSpec.builder().mainClass("a.B").nproc(4).masterAddr("10.0.0.1")
         .putEnv("EXTRA", "1").build();
 
-    ProcessBuilder builder = WorkerCommand.forRank(spec, 2, 29500, "a-token-of-the-group-0123456789");
+    ProcessBuilder builder = WorkerCommand.forRank(spec, 2, 29500, "a-token-of-the-group-0123456789", null);
 
     assertThat(builder.environment())
         .containsEntry("RANK", "2").containsEntry("LOCAL_RANK", "2")

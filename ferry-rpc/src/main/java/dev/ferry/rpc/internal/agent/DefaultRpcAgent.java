@@ -26,6 +26,8 @@ import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.CallObservers;
 import dev.ferry.rpc.internal.observe.ObservedCall;
 import dev.ferry.rpc.internal.observe.ProfileRecorder;
+import dev.ferry.rpc.internal.observe.ReportedSeries;
+import dev.ferry.rpc.internal.observe.StatusPublisher;
 import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
@@ -107,6 +109,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final List<PeerListener> peerListeners = withServiceLoaded(List.of(), PeerListener.class);
     private final CallObservers observers;
     private final ProfileRecorder profiles;
+    private final ReportedSeries reportedSeries = new ReportedSeries();
+    /** Stops the reports to a status page ({@link StatusPublisher}); set once the agent has joined. */
+    private volatile AutoCloseable status = () -> { };
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
@@ -197,6 +202,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         try {
             agent.join(worldSize);
             agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo, options.jmx());
+            if (options.statusUrl() != null) {
+                agent.status = StatusPublisher.start(agent, options.statusUrl(), options.authToken(),
+                        agent.reportedSeries);
+            }
             return agent;
         } catch (RuntimeException | Error e) {
             agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
@@ -255,6 +264,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         List<T> with = new ArrayList<>(all);
         with.add(recorder);
         return List.copyOf(with);
+    }
+
+    /** The series the application reported on this agent ({@link dev.ferry.rpc.Metrics#report}). */
+    public ReportedSeries reportedSeries() {
+        return reportedSeries;
     }
 
     /** This agent's part of the {@link dev.ferry.rpc.RpcProfiler}. */
@@ -555,6 +569,11 @@ public final class DefaultRpcAgent implements RpcAgent {
             incoming.close(graceful);
         }
         state = State.CLOSED;
+        try {
+            status.close(); // its last report says so
+        } catch (Exception e) {
+            log.debug("{}: stopping the status reports failed: {}", self.name(), e.toString());
+        }
         pending.failAll(reason);
         allGathers.failAll(reason);
         List<String> leaks = rrefs.close();

@@ -81,26 +81,7 @@ public final class ChromeTrace {
         return String.format(Locale.ROOT, "%d.%03d", nanos / 1000, Math.abs(nanos % 1000));
     }
 
-    /** A JSON string literal: quotes, backslashes and control characters escaped. */
-    static String quote(String text) {
-        StringBuilder out = new StringBuilder(text.length() + 2).append('"');
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                case '\n' -> out.append("\\n");
-                case '\r' -> out.append("\\r");
-                case '\t' -> out.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
+    private static String quote(String text) {
+        return JsonText.quote(text);
     }
 }

@@ -1,0 +1,156 @@
+package dev.ferry.rpc.internal.observe;
+
+import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.WorkerInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Reports an agent's state to a status page ({@code RpcBackendOptions.statusUrl}) every
+ * {@value #PERIOD_MILLIS} ms: a POST of a JSON snapshot, from a daemon thread of its own, so a slow
+ * or absent page never holds up the agent (a report that fails is logged once and dropped; the next
+ * one tries again). The last report, at close, says the agent shut down.
+ *
+ * <pre>
+ *   {"worker":"worker0","rank":0,"worldSize":3,"host":"node1","pid":4242,"state":"RUNNING","timeMs":...,
+ *    "inFlight":2,"activeRequests":1,"queued":0,"rrefsOwned":3,"rrefForks":1,
+ *    "peers":{"worker1":{"sent":120,"failed":0,"received":118,"requestsFailed":0,"windowCalls":40,
+ *                        "p50Us":85.3,"p90Us":140.0,"p99Us":310.2}},
+ *    "errors":[{"timeMs":...,"side":"call","peer":"worker2","function":"Ops::f","type":"java.lang.IllegalStateException",
+ *               "worker":"worker2","message":"..."}],
+ *    "series":{"loss":[[0,2.31],[1,2.05]]}}
+ * </pre>
+ *
+ * <p>Thread-safe; {@link #close()} stops the thread.
+ */
+public final class StatusPublisher implements AutoCloseable {
+    static final long PERIOD_MILLIS = 500;
+    private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
+
+    private final RpcAgent agent;
+    private final URI url;
+    private final String authToken;
+    private final ReportedSeries series;
+    private final PeerStats peers = new PeerStats();
+    private final AutoCloseable observer;
+    private final HttpClient client;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private boolean failing;
+    private String host = "localhost";
+
+    private StatusPublisher(RpcAgent agent, URI url, String authToken, ReportedSeries series) {
+        this.agent = agent;
+        this.url = url;
+        this.authToken = authToken;
+        this.series = series;
+        this.observer = agent.addCallObserver(peers);
+        // HTTP/1.1: a status page is a small local server; no upgrade round to HTTP/2 per connection.
+        this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        this.thread = Thread.ofPlatform().daemon().name("ferry-status-" + agent.getWorkerInfo().name())
+                .unstarted(this::run);
+    }
+
+    /** Starts reporting {@code agent}'s state to {@code url}. */
+    public static StatusPublisher start(RpcAgent agent, String url, String authToken, ReportedSeries series) {
+        StatusPublisher publisher = new StatusPublisher(agent, URI.create(url), authToken, series);
+        publisher.thread.start();
+        return publisher;
+    }
+
+    private void run() {
+        try {
+            host = InetAddress.getLocalHost().getHostName(); // may ask DNS: on this thread, not the agent's
+        } catch (Exception e) {
+            log.debug("no host name: {}", e.toString());
+        }
+        while (running) {
+            publish(snapshot(agent.getDebugInfo()));
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PERIOD_MILLIS));
+        }
+    }
+
+    private void publish(String json) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(url)
+                .timeout(Duration.ofSeconds(5))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
+        if (authToken != null) {
+            request.header("Authorization", "Bearer " + authToken);
+        }
+        try {
+            HttpResponse<Void> response = client.send(request.build(), HttpResponse.BodyHandlers.discarding());
+            if (response.statusCode() / 100 != 2) {
+                throw new IllegalStateException("HTTP " + response.statusCode());
+            }
+            failing = false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            running = false;
+        } catch (Exception e) {
+            if (!failing) {
+                log.warn("{}: cannot report to the status page at {}: {}", agent.getWorkerInfo().name(), url, e.toString());
+                failing = true;
+            }
+        }
+    }
+
+    /** The snapshot of the agent's state now (this closes the latency window). */
+    String snapshot(Map<String, String> info) {
+        WorkerInfo self = agent.getWorkerInfo();
+        return "{\"worker\":" + JsonText.quote(self.name()) + ",\"rank\":" + self.id()
+                + ",\"worldSize\":" + number(info, "agent.world_size")
+                + ",\"host\":" + JsonText.quote(host) + ",\"pid\":" + ProcessHandle.current().pid()
+                + ",\"state\":" + JsonText.quote(info.getOrDefault("agent.state", "?"))
+                + ",\"timeMs\":" + System.currentTimeMillis()
+                + ",\"inFlight\":" + number(info, "agent.client_active_user_calls")
+                + ",\"activeRequests\":" + number(info, "agent.server_active_calls")
+                + ",\"queued\":" + number(info, "agent.server_queued_requests")
+                + ",\"rrefsOwned\":" + number(info, "rref.num_owner_rrefs")
+                + ",\"rrefForks\":" + number(info, "rref.num_forks")
+                + "," + peers.json()
+                + ",\"series\":" + series.json() + "}";
+    }
+
+    private static String number(Map<String, String> info, String key) {
+        String value = info.get(key);
+        if (value == null) {
+            return "0";
+        }
+        try {
+            return JsonText.number(Double.parseDouble(value));
+        } catch (NumberFormatException e) {
+            return "0";
+        }
+    }
+
+    /** Stops reporting, after a last report of the agent's state (shut down, as a rule). */
+    @Override
+    public void close() {
+        running = false;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(3));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            observer.close();
+        } catch (Exception e) {
+            // removing an observer does not fail
+        }
+        publish(snapshot(agent.getDebugInfo()));
+        client.close();
+    }
+}
