@@ -15,6 +15,7 @@ import picocli.CommandLine.Spec;
  * ferry run --nproc 3 dev.ferry.examples.HelloCluster
  * ferry run --nproc 2 --timeout 5m --jvm-arg -Xmx1g my.app.Train --epochs 3
  * ferry bench --help
+ * ferry jfr summary worker0.jfr
  * ferry --version
  * </pre>
  *
@@ -49,7 +50,9 @@ public final class FerryCli implements Runnable {
   public static int execute(String[] args, PrintStream out, PrintStream err) {
     CommandLine cli = new CommandLine(new FerryCli())
         .addSubcommand(new RunCommand(out, err))
-        .addSubcommand(new BenchCommand(BenchCommand.BENCH_MAIN, err));
+        .addSubcommand(new BenchCommand(BenchCommand.BENCH_MAIN, err))
+        .addSubcommand(new CommandLine(new JfrCommand())
+            .addSubcommand(new JfrCommand.Summary(out, err)));
     // Everything after MAIN_CLASS belongs to the worker program, options included.
     cli.getSubcommands().get("run").setStopAtPositional(true);
     // The benchmark harness parses its own options (including --help).

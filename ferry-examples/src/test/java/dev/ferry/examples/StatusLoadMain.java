@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * A worker for the status page's test: rank 0 calls the other ranks in a loop for at most two
- * minutes (one call in a hundred fails on its callee), reporting a falling "loss"; the others
+ * minutes (one step in 250 fails on its callees), reporting a falling "loss"; the others
  * serve until stopped. A killed callee's calls fail, and rank 0 goes on with the rest.
  */
 public final class StatusLoadMain {
@@ -37,7 +37,7 @@ public final class StatusLoadMain {
             for (long step = 0; System.nanoTime() < deadline; step++) {
                 for (String peer : peers) {
                     try {
-                        if (step % 100 == 99) {
+                        if (step % 250 == 249) {
                             agent.rpcSync(peer, StatusLoadMain::failing, step);
                         } else {
                             agent.rpcSync(peer, StatusLoadMain::work, step);

@@ -56,8 +56,7 @@ class StatusPageBrowserTest {
                 // Every worker appears, reporting, under its name.
                 for (int rank = 0; rank < 3; rank++) {
                     int r = rank;
-                    wait.until(d -> "reporting".equals(rowState(d, r)));
-                    assertThat(rowText(browser, rank)).contains("worker" + rank);
+                    wait.until(d -> "reporting".equals(rowState(d, r)) && rowText(d, r).contains("worker" + r));
                 }
                 // The calls/s chart gains points and shows calls flowing.
                 int before = points(browser, "calls-chart");
@@ -73,8 +72,10 @@ class StatusPageBrowserTest {
                 wait.until(d -> "gone".equals(rowState(d, 2)));
                 assertThat(rowText(browser, 2)).contains("gone");
                 assertThat(rowState(browser, 0)).isEqualTo("reporting");
+                // Still live: calls flow again to the workers that are left.
                 int after = points(browser, "calls-chart");
-                wait.until(d -> points(d, "calls-chart") > after); // still live
+                wait.until(d -> points(d, "calls-chart") > after
+                        && Double.parseDouble(attribute(d, "calls-chart", "data-last-total")) > 0);
                 save(browser, "status-page-worker-gone.png");
             } finally {
                 browser.quit();
@@ -89,7 +90,7 @@ class StatusPageBrowserTest {
         // background connections, which this machine's closed network refuses.
         options.addArguments("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                 "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--window-size=1500,1100", "--user-data-dir=" + profile);
+                "--disable-sync", "--window-size=1400,1300", "--user-data-dir=" + profile);
         ChromeDriverService service = new ChromeDriverService.Builder()
                 .usingDriverExecutable(CHROMEDRIVER.toFile())
                 .usingAnyFreePort()

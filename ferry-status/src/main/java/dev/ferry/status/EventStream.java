@@ -11,8 +11,8 @@ import java.util.function.BooleanSupplier;
 
 /**
  * One page's live feed (server-sent events, {@code text/event-stream}): every {@value #PERIOD_MILLIS}
- * ms a {@code cluster} event with the launcher's view, then a {@code report} event per worker whose
- * report is newer than the last this page got (its rank on the first data line, the report after).
+ * ms a {@code report} event per worker whose report is newer than the last this page got (its rank
+ * on the first data line, the report after), then a {@code cluster} event with the launcher's view.
  * Runs on its own (virtual) thread until the page goes away or the server closes.
  */
 final class EventStream {
@@ -30,7 +30,6 @@ final class EventStream {
             out.write("retry: 1000\n\n".getBytes(StandardCharsets.UTF_8));
             while (open.getAsBoolean()) {
                 StringBuilder events = new StringBuilder();
-                append(events, "cluster", cluster.json());
                 for (int rank = 0; rank < sent.length; rank++) {
                     ClusterState.Report report = cluster.report(rank);
                     if (report != null && report.sequence() != sent[rank]) {
@@ -38,6 +37,8 @@ final class EventStream {
                         append(events, "report", rank + "\n" + report.json());
                     }
                 }
+                // Last: the page redraws on it, with the reports just sent.
+                append(events, "cluster", cluster.json());
                 out.write(events.toString().getBytes(StandardCharsets.UTF_8));
                 out.flush(); // fails once the page has gone: that ends this stream
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PERIOD_MILLIS));

@@ -100,14 +100,14 @@ class StatusServerTest {
                 t -> assertThat(t).startsWith("text/event-stream"));
         List<String> lines = new ArrayList<>();
         try (BufferedReader reader = new BufferedReader(new InputStreamReader(feed.body(), StandardCharsets.UTF_8))) {
-            // retry, then one cluster event and one report event (each ends with a blank line)
+            // retry, then one report event and one cluster event (each ends with a blank line)
             for (int blank = 0; blank < 3; ) {
                 String line = reader.readLine();
                 lines.add(line);
                 blank += line.isEmpty() ? 1 : 0;
             }
         }
-        assertThat(lines).containsSubsequence("event: cluster", "event: report", "data: 1",
-                "data: {\"worker\":\"worker1\",", "data: \"note\":\"two lines\"}", "");
+        assertThat(lines).containsSubsequence("event: report", "data: 1",
+                "data: {\"worker\":\"worker1\",", "data: \"note\":\"two lines\"}", "", "event: cluster");
     }
 }
