@@ -93,6 +93,11 @@ import javax.net.ssl.SSLContext;
  *       host, calls and latency per peer, in-flight and queued calls, RRef counts, recent errors,
  *       {@link Metrics#report reported} series), with {@code Authorization: Bearer} the auth token when there is
  *       one; {@code ferry run} sets it for its page</td></tr>
+ *   <tr><td>statusPagePort</td><td>-1: none</td><td>for a group started without {@code ferry run}: rank 0
+ *       serves a live status page on 127.0.0.1 at this port ({@code 0}: a free one; its address is logged and in
+ *       rank 0's debug info as {@code agent.status_page}) through the {@link dev.ferry.rpc.spi.StatusPageProvider}
+ *       on the class path ({@code ferry-status}), and every worker with this option reports to it (a
+ *       {@code statusUrl} given as well wins)</td></tr>
  * </table>
  *
  * <h2>The environment</h2>
@@ -161,6 +166,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final JmxRegistration jmx;
     private final boolean failOnRRefLeaks;
     private final String statusUrl;
+    private final int statusPagePort;
     private final TransportTuning transport;
     /** The options the environment may fill in that the program set itself. */
     private final java.util.Set<EnvironmentOption> explicit;
@@ -176,6 +182,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.jmx = b.jmx;
         this.failOnRRefLeaks = b.failOnRRefLeaks;
         this.statusUrl = b.statusUrl;
+        this.statusPagePort = b.statusPagePort;
         this.transport = b.transport;
         this.explicit = java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(b.explicit));
         this.maxQueuedRequests = b.maxQueuedRequests;
@@ -306,6 +313,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return failOnRRefLeaks;
     }
 
+    /** The port of the status page rank 0 serves (0: a free one), or -1: none. */
+    public int statusPagePort() {
+        return statusPagePort;
+    }
+
     /** Where the agent reports its state for a status page, or null: none. */
     public String statusUrl() {
         return statusUrl;
@@ -354,6 +366,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private JmxRegistration jmx = JmxRegistration.IF_RUNNING;
         private boolean failOnRRefLeaks;
         private String statusUrl;
+        private int statusPagePort = -1;
         private TransportTuning transport = TransportTuning.defaults();
         private final java.util.Set<EnvironmentOption> explicit = java.util.EnumSet.noneOf(EnvironmentOption.class);
 
@@ -383,6 +396,7 @@ public final class RpcBackendOptions implements BackendOptions {
             jmx = o.jmx;
             failOnRRefLeaks = o.failOnRRefLeaks;
             statusUrl = o.statusUrl;
+            statusPagePort = o.statusPagePort;
             transport = o.transport;
             explicit.addAll(o.explicit);
         }
@@ -578,6 +592,20 @@ public final class RpcBackendOptions implements BackendOptions {
             }
             this.statusUrl = url;
             explicit.add(EnvironmentOption.STATUS_URL);
+            return this;
+        }
+
+        /**
+         * Rank 0 serves the group's live status page on 127.0.0.1:{@code port} ({@code 0}: a free
+         * port; -1, the default: none), and the workers report to it (see the table above). Needs a
+         * {@link dev.ferry.rpc.spi.StatusPageProvider} on the class path, such as {@code ferry-status}.
+         */
+        public Builder statusPagePort(int port) {
+            if (port < -1 || port > 65535) {
+                throw new RpcException(RpcException.Code.INVALID_ARGUMENT,
+                        "statusPagePort must be -1 (none), 0 (a free port) or 1..65535, got " + port);
+            }
+            this.statusPagePort = port;
             return this;
         }
 

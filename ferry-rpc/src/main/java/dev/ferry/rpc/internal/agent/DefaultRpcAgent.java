@@ -47,6 +47,7 @@ import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.PeerListener;
 import dev.ferry.rpc.spi.CallObserver;
 import dev.ferry.rpc.spi.SerializationExtension;
+import dev.ferry.rpc.spi.StatusPageProvider;
 import dev.ferry.rpc.spi.TrustedFunctions;
 import dev.ferry.rpc.store.Store;
 import org.slf4j.Logger;
@@ -84,6 +85,8 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class DefaultRpcAgent implements RpcAgent {
     private static final Logger log = LoggerFactory.getLogger(DefaultRpcAgent.class);
     private static final String GROUP_KEY = "group-id";
+    /** Where rank 0 says its status page takes rank N's reports: under this key plus N. */
+    private static final String STATUS_PAGE_KEY = "status-page/";
     /**
      * How long RRef deletes wait for a call to the owner to ride on before they travel by
      * themselves: long enough to gather a burst into one message, short against the owner's wait.
@@ -112,6 +115,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final ReportedSeries reportedSeries = new ReportedSeries();
     /** Stops the reports to a status page ({@link StatusPublisher}); set once the agent has joined. */
     private volatile AutoCloseable status = () -> { };
+    /** The status page this agent serves (rank 0 with statusPagePort), or null. */
+    private volatile StatusPageProvider.StatusPage statusPage;
     private final Transport transport;
     private final PendingCalls pending = new PendingCalls();
     private final CallCounters counters = new CallCounters();
@@ -202,10 +207,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         try {
             agent.join(worldSize);
             agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo, options.jmx());
-            if (options.statusUrl() != null) {
-                agent.status = StatusPublisher.start(agent, options.statusUrl(), options.authToken(),
-                        agent.reportedSeries);
-            }
+            agent.startStatusReports(worldSize);
             return agent;
         } catch (RuntimeException | Error e) {
             agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
@@ -264,6 +266,31 @@ public final class DefaultRpcAgent implements RpcAgent {
         List<T> with = new ArrayList<>(all);
         with.add(recorder);
         return List.copyOf(with);
+    }
+
+    /**
+     * Reports to the status page: the one {@code statusUrl} names, else, with {@code statusPagePort},
+     * the one rank 0 serves (started here on rank 0; its address shared through the store).
+     */
+    private void startStatusReports(int worldSize) {
+        String url = options.statusUrl();
+        if (url == null && options.statusPagePort() >= 0) {
+            if (self.id() == 0) {
+                StatusPageProvider.StatusPage page = ServiceLoader.load(StatusPageProvider.class).findFirst()
+                        .orElseThrow(() -> new RpcException(RpcException.Code.INVALID_ARGUMENT, "statusPagePort needs"
+                                + " a status page on the class path (ferry-status, a StatusPageProvider)"))
+                        .start(options.statusPagePort(), options.authToken(), worldSize);
+                statusPage = page;
+                log.info("{}: status page at {}", self.name(), page.pageUrl());
+                for (int rank = 0; rank < worldSize; rank++) {
+                    store.set(STATUS_PAGE_KEY + rank, page.reportUrl(rank).getBytes(StandardCharsets.UTF_8));
+                }
+            }
+            url = new String(store.get(STATUS_PAGE_KEY + self.id(), options.rendezvousTimeout()), StandardCharsets.UTF_8);
+        }
+        if (url != null) {
+            status = StatusPublisher.start(this, url, options.authToken(), reportedSeries);
+        }
     }
 
     /** The series the application reported on this agent ({@link dev.ferry.rpc.Metrics#report}). */
@@ -571,6 +598,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         state = State.CLOSED;
         try {
             status.close(); // its last report says so
+            if (statusPage != null) {
+                statusPage.close();
+            }
         } catch (Exception e) {
             log.debug("{}: stopping the status reports failed: {}", self.name(), e.toString());
         }
@@ -624,6 +654,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
+        StatusPageProvider.StatusPage page = statusPage;
+        if (page != null) {
+            info.put("agent.status_page", page.pageUrl());
+        }
         info.put("agent.server_queued_requests", Integer.toString(throttle.queuedRequests()));
         info.put("agent.paused_connections", Integer.toString(throttle.pausedConnections()));
         info.put("agent.read_pauses", Long.toString(throttle.pauses()));
