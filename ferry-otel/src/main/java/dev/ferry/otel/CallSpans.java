@@ -33,6 +33,13 @@ final class CallSpans {
         return GlobalOpenTelemetry.getTracer(INSTRUMENTATION);
     }
 
+    /**
+     * At most this many spans wait for their calls' ends: a call whose arguments fail to encode
+     * never ends (it is thrown to its caller before it is sent), so its span would stay here; past
+     * the bound new spans still carry the trace context but are not recorded.
+     */
+    static final int MAX_OPEN = 65_536;
+
     /** Starts the span of {@code call} on its {@code kind} end, under {@code parent}. */
     static Span start(CallInfo call, SpanKind kind, Context parent) {
         String function = call.function();
@@ -50,7 +57,9 @@ final class CallSpans {
                     .setAttribute("rpc.method", function.substring(colons + 2));
         }
         Span span = builder.startSpan();
-        OPEN.put(new Key(call.caller().name(), call.callId(), kind), span);
+        if (OPEN.size() < MAX_OPEN) {
+            OPEN.put(new Key(call.caller().name(), call.callId(), kind), span);
+        }
         return span;
     }
 
