@@ -11,7 +11,7 @@ import java.util.function.Supplier;
  */
 final class ClusterState {
     /** A report this much older than now no longer vouches for a live worker ("unresponsive"). */
-    static final long STALE_MILLIS = 3_000;
+    static final long STALE_MILLIS = 5_000;
 
     private final Supplier<List<WorkerProcess>> processes;
     private final AtomicReferenceArray<Report> reports;

@@ -26,6 +26,8 @@ final class PeerStats implements CallObserver {
     static final int RECENT_ERRORS = 20;
 
     private final ConcurrentHashMap<String, Peer> peers = new ConcurrentHashMap<>();
+    /** Calls and requests ended so far: a report with the same count has nothing new to say of them. */
+    private final LongAdder ended = new LongAdder();
     private final ArrayDeque<String> errors = new ArrayDeque<>();
 
     private static final class Peer {
@@ -48,6 +50,7 @@ final class PeerStats implements CallObserver {
     @Override
     public void callEnded(CallTimeline call) {
         Peer peer = peer(call.info().callee().name());
+        ended.increment();
         peer.sent.increment();
         peer.window.get().record(call.totalNanos());
         if (call.failure() != null) {
@@ -71,12 +74,18 @@ final class PeerStats implements CallObserver {
     @Override
     public void requestEnded(RequestTimeline request) {
         Peer peer = peer(request.info().caller().name());
+        ended.increment();
         peer.received.increment();
         if (request.failure() != null) {
             peer.requestsFailed.increment();
             error("request", request.info(), request.info().caller().name(), request.failure().getClass().getName(),
                     request.info().callee().name(), String.valueOf(request.failure().getMessage()));
         }
+    }
+
+    /** How many calls and requests have ended. */
+    long ended() {
+        return ended.sum();
     }
 
     private void error(String side, CallInfo info, String peer, String type, String worker, String message) {

@@ -14,6 +14,8 @@ import java.util.Map;
  */
 public final class ReportedSeries {
     private final Map<String, Series> series = new LinkedHashMap<>();
+    /** Points reported so far. */
+    private long reports;
 
     private static final class Series {
         long[] steps = new long[64];
@@ -43,7 +45,13 @@ public final class ReportedSeries {
         }
     }
 
+    /** How many points have been reported (a changed count: a report has new points to send). */
+    public synchronized long reports() {
+        return reports;
+    }
+
     public synchronized void add(String name, long step, double value) {
+        reports++;
         Series points = series.get(name);
         if (points == null) {
             if (series.size() >= Metrics.MAX_SERIES) {

@@ -17,7 +17,8 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Reports an agent's state to a status page ({@code RpcBackendOptions.statusUrl}) every
- * {@value #PERIOD_MILLIS} ms: a POST of a JSON snapshot, from a daemon thread of its own, so a slow
+ * {@value #PERIOD_MILLIS} ms while calls end or points are reported, else every
+ * {@value #IDLE_PERIOD_MILLIS} ms: a POST of a JSON snapshot, from a daemon thread of its own, so a slow
  * or absent page never holds up the agent (a report that fails is logged once and dropped; the next
  * one tries again). The last report, at close, says the agent shut down.
  *
@@ -35,6 +36,11 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class StatusPublisher implements AutoCloseable {
     static final long PERIOD_MILLIS = 500;
+    /**
+     * How often a worker with no call ended and no point reported since its last report reports
+     * anyway, to show it is alive: within the page's 5 s before it calls a worker unresponsive.
+     */
+    static final long IDLE_PERIOD_MILLIS = 2_000;
     private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
 
     private final RpcAgent agent;
@@ -75,8 +81,17 @@ public final class StatusPublisher implements AutoCloseable {
         } catch (Exception e) {
             log.debug("no host name: {}", e.toString());
         }
+        long reportedActivity = -1;
+        long reportedAt = 0;
         while (running) {
-            publish(snapshot(agent.getDebugInfo()));
+            // An idle worker reports less often: the same counters again say only that it is alive.
+            long activity = peers.ended() + series.reports();
+            long now = System.nanoTime();
+            if (activity != reportedActivity || now - reportedAt >= TimeUnit.MILLISECONDS.toNanos(IDLE_PERIOD_MILLIS)) {
+                publish(snapshot(agent.getDebugInfo()));
+                reportedActivity = activity;
+                reportedAt = now;
+            }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(PERIOD_MILLIS));
         }
     }
