@@ -74,6 +74,24 @@ class FerryCliTest {
   }
 
   @Test
+  void runServesAStatusPageByDefaultAndTellsEachWorkerWhereToReport() {
+    assertThat(run("--nproc", "2", EnvEcho.class.getName())).as(err()).isZero();
+
+    java.util.regex.Matcher page = java.util.regex.Pattern
+        .compile("ferry run: status page at (http://127\\.0\\.0\\.1:\\d+/)").matcher(err());
+    assertThat(page.find()).as(err()).isTrue();
+    assertThat(out().lines().toList()).contains("[0] FERRY_STATUS_URL=" + page.group(1) + "api/report/0",
+        "[1] FERRY_STATUS_URL=" + page.group(1) + "api/report/1");
+  }
+
+  @Test
+  void noStatusServesNoPage() {
+    assertThat(run("--no-status", EnvEcho.class.getName())).isZero();
+    assertThat(err()).doesNotContain("status page");
+    assertThat(out().lines().toList()).contains("[0] FERRY_STATUS_URL=null");
+  }
+
+  @Test
   void noPrefixForwardsOutputVerbatim() {
     assertThat(run("--no-prefix", EnvEcho.class.getName())).isZero();
 
@@ -119,6 +137,7 @@ class FerryCliTest {
     assertThat(err()).contains("'10' is not a duration");
 
     assertThat(ferry("run", "--master-port", "0", "a.B")).isEqualTo(2);
+    assertThat(ferry("run", "--status-port", "70000", "a.B")).isEqualTo(2);
     assertThat(err()).contains("--master-port must be in 1..65535");
 
     assertThat(ferry("run", "--nprocs", "2", "a.B")).isEqualTo(2);
