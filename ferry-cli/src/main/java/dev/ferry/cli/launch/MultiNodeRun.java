@@ -144,6 +144,7 @@ public final class MultiNodeRun implements AutoCloseable {
         return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
       }
       group.start();
+      group.statusPage().ifPresent(page -> err.println("ferry run: status page of this node's workers at " + page));
       GroupResult result = timeout == null ? group.awaitCompletion() : group.awaitCompletion(timeout);
       return switch (result.outcome()) {
         case SUCCEEDED -> rendezvous.succeeded(plan);

@@ -141,9 +141,13 @@ public final class WorkerGroup implements AutoCloseable {
     return given != null ? given : System.getenv(WorkerEnvironment.FERRY_AUTH_TOKEN);
   }
 
-  /** The launcher's view of each worker's process, for the status page. */
+  /**
+   * The launcher's view of each worker's process, for the status page; its incarnation counts the
+   * rounds a multi-node run restarted the world in ({@code TORCHELASTIC_RESTART_COUNT}), from 1.
+   */
   private List<WorkerProcess> processViews() {
-    return workers.stream().map(w -> new WorkerProcess(w.rank(), w.process().pid(), 1, !w.hasExited(),
+    int incarnation = 1 + Integer.parseInt(spec.env().getOrDefault("TORCHELASTIC_RESTART_COUNT", "0"));
+    return workers.stream().map(w -> new WorkerProcess(w.rank(), w.process().pid(), incarnation, !w.hasExited(),
         w.hasExited() ? w.exitCode() : -1)).toList();
   }
 

@@ -158,8 +158,8 @@
       row.dataset.rank = String(w.rank);
       row.dataset.state = p.state || "starting";
       if (p.state === "gone") row.className = "gone";
-      cell(row, w.rank, "num");
-      cell(row, r.worker || "rank " + w.rank);
+      cell(row, r.rank !== undefined ? r.rank : w.rank, "num"); // the global rank, on any node
+      cell(row, r.worker || "worker " + (w.rank + 1) + " of this node");
       const badge = document.createElement("span");
       badge.className = "badge state-" + (p.state || "starting");
       badge.textContent = p.state === "gone" ? "gone (exit " + p.exitCode + (p.exitCode === 137 ? ", killed" : "") + ")" : state;
