@@ -79,6 +79,7 @@ class WorkerGroupTest {
           "FERRY_TEST_EXTRA=extra",
           "GROUP_RANK=0",
           "TORCHELASTIC_RESTART_COUNT=null",
+          "FERRY_STATUS_URL=null",
           groupToken,
           "prop=from-jvm-arg",
           "leakDetection=disabled",
