@@ -34,7 +34,10 @@ import dev.ferry.tensor.Tensor;
  * }</pre>
  */
 public final class TensorSerialization implements SerializationExtension {
-    /** Wire ids of the tensor types (part of the wire format: never renumber). */
+    /**
+     * Wire ids of the tensor types (part of the wire format: never renumber). The next ids are
+     * the pipeline's ({@code PipelineTypes}).
+     */
     public static final int STORAGE_ID = TypeRegistry.FIRST_MODULE_ID;
     public static final int TENSOR_ID = TypeRegistry.FIRST_MODULE_ID + 1;
     public static final int PARAMETER_ID = TypeRegistry.FIRST_MODULE_ID + 2;

@@ -4,6 +4,8 @@ import dev.ferry.distributed.autograd.DistAutograd;
 import dev.ferry.distributed.autograd.DistAutogradContext;
 import dev.ferry.distributed.nn.RemoteModule;
 import dev.ferry.distributed.optim.DistributedOptimizer;
+import dev.ferry.distributed.pipeline.Pipeline;
+import dev.ferry.distributed.pipeline.Schedule;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcFuture;
@@ -31,12 +33,18 @@ import java.util.List;
  * one distributed backward pass and one {@link DistributedOptimizer} step over both shards.
  *
  * <pre>
- * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining       # 4 micro-batches
- * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining 1     # no pipelining
+ * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining            # 4 micro-batches
+ * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining 1          # no pipelining
+ * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining 4 1f1b     # a Pipeline, 1F1B
+ * ./ferry run --nproc 3 dev.ferry.examples.PipelineParallelTraining 4 gpipe    # a Pipeline, GPipe
  * </pre>
  *
- * <p>The backward pass here is one pass for the whole batch, as in the tutorial, so every shard
- * holds all micro-batches' activations until it.
+ * <p>The backward pass in the tutorial's way is one pass for the whole batch, so every shard holds
+ * all micro-batches' activations until it, and the second shard's backward work waits for the
+ * first's forward work to end. With a mode argument, the same model trains through a
+ * {@link Pipeline}, which runs each micro-batch's backward pass as its schedule says ({@code gpipe}:
+ * all forwards then all backwards; {@code 1f1b}: one forward one backward, at most two micro-batches
+ * held per shard here), with activations and gradients going straight from shard to shard.
  *
  * <p><b>Data.</b> Synthetic, from fixed seeds (nothing can be downloaded; the tutorial itself feeds
  * random images and labels): points in 64 dimensions, each labelled by which of ten fixed random
@@ -95,17 +103,75 @@ public final class PipelineParallelTraining {
         }
     }
 
-    /** The model as worker0 drives it (the tutorial's {@code DistResNet50}). */
-    static final class DistributedModel implements AutoCloseable {
+    /** How worker0 runs a training step. */
+    public enum Mode {
+        /** As the tutorial: micro-batches through {@code remote}/{@code rpcAsync}, one backward pass for the batch. */
+        TUTORIAL,
+        /** With a {@link Pipeline} and {@link Schedule#GPIPE}. */
+        GPIPE,
+        /** With a {@link Pipeline} and {@link Schedule#ONE_F_ONE_B}. */
+        ONE_F_ONE_B;
+
+        /** {@code tutorial}, {@code gpipe} or {@code 1f1b}. */
+        static Mode parse(String name) {
+            return switch (name) {
+                case "tutorial" -> TUTORIAL;
+                case "gpipe" -> GPIPE;
+                case "1f1b" -> ONE_F_ONE_B;
+                default -> throw new IllegalArgumentException("mode must be tutorial, gpipe or 1f1b, got " + name);
+            };
+        }
+    }
+
+    /**
+     * The model as worker0 drives it (the tutorial's {@code DistResNet50}), with its optimizer: one
+     * {@link #step} is one training step in the given mode. Not thread-safe.
+     */
+    public static final class Trainer implements AutoCloseable {
         private final RemoteModule<Shard> first = RemoteModule.create("worker1", PipelineParallelTraining::firstShard);
         private final RemoteModule<Shard> second = RemoteModule.create("worker2", PipelineParallelTraining::secondShard);
         private final int microBatches;
+        private final Pipeline pipeline;
+        private final List<RRef<Tensor>> params;
+        private final DistributedOptimizer optimizer;
+        private List<Integer> peaks = List.of();
 
-        DistributedModel(int microBatches) {
+        public Trainer(Mode mode, int microBatches) {
             this.microBatches = microBatches;
+            this.pipeline = mode == Mode.TUTORIAL ? null : Pipeline.builder().stage(first).stage(second)
+                    .microBatches(microBatches).schedule(mode == Mode.GPIPE ? Schedule.GPIPE : Schedule.ONE_F_ONE_B)
+                    .loss(Functional::crossEntropy).build();
+            this.params = new ArrayList<>(first.remoteParameters());
+            params.addAll(second.remoteParameters());
+            this.optimizer = new DistributedOptimizer(p -> new Adam(p, Adam.defaults().withLr(LR)), params);
         }
 
-        Tensor forward(Tensor x) {
+        /** One training step on the batch; returns its loss. */
+        public double step(Tensor x, Tensor y) {
+            try (DistAutogradContext context = DistAutograd.context()) {
+                double loss;
+                if (pipeline == null) {
+                    Tensor batchLoss = Functional.crossEntropy(forward(x), y);
+                    context.backward(List.of(batchLoss));
+                    loss = batchLoss.item();
+                    peaks = List.of(microBatches, microBatches); // every micro-batch until the one backward pass
+                } else {
+                    Pipeline.StepResult result = pipeline.step(x, y);
+                    loss = result.loss();
+                    peaks = result.peakActivations();
+                }
+                optimizer.step(context.id());
+                return loss;
+            }
+        }
+
+        /** How many micro-batches' activations each shard held at most in the last step. */
+        public List<Integer> peakActivations() {
+            return peaks;
+        }
+
+        /** The tutorial's forward pass: every micro-batch issued at once, the first shard's output left on its worker. */
+        private Tensor forward(Tensor x) {
             List<RRef<Tensor>> held = new ArrayList<>();
             List<RpcFuture<Tensor>> outputs = new ArrayList<>();
             try {
@@ -122,14 +188,10 @@ public final class PipelineParallelTraining {
             }
         }
 
-        List<RRef<Tensor>> parameterRRefs() {
-            List<RRef<Tensor>> params = new ArrayList<>(first.remoteParameters());
-            params.addAll(second.remoteParameters());
-            return params;
-        }
-
         @Override
         public void close() {
+            optimizer.close();
+            params.forEach(RRef::close);
             first.close();
             second.close();
         }
@@ -138,35 +200,28 @@ public final class PipelineParallelTraining {
     public static void main(String[] args) {
         int rank = Integer.parseInt(System.getenv().getOrDefault("RANK", "0"));
         int microBatches = args.length > 0 ? Integer.parseInt(args[0]) : 4;
+        Mode mode = args.length > 1 ? Mode.parse(args[1]) : Mode.TUTORIAL;
         Rpc.initRpc("worker" + rank);
         try {
             if (rank == 0) {
-                train(microBatches);
+                train(mode, microBatches);
             }
         } finally {
             Rpc.shutdown();
         }
     }
 
-    private static void train(int microBatches) {
-        TrainingReport report = new TrainingReport("worker0 (" + microBatches + " micro-batches)");
+    private static void train(Mode mode, int microBatches) {
+        TrainingReport report = new TrainingReport("worker0 (" + mode.name().toLowerCase(java.util.Locale.ROOT) + ", "
+                + microBatches + " micro-batches)");
         Generator data = new Generator(0);
-        try (DistributedModel model = new DistributedModel(microBatches)) {
-            List<RRef<Tensor>> params = model.parameterRRefs();
-            try (DistributedOptimizer optimizer = new DistributedOptimizer(p -> new Adam(p, Adam.defaults().withLr(LR)), params)) {
-                for (int step = 0; step < STEPS; step++) {
-                    Batch batch = Batch.draw(data, BATCH);
-                    report.stepStarts();
-                    try (DistAutogradContext context = DistAutograd.context()) {
-                        Tensor loss = Functional.crossEntropy(model.forward(batch.x()), batch.y());
-                        context.backward(List.of(loss));
-                        optimizer.step(context.id());
-                        report.stepDone(loss.item());
-                    }
-                }
-            } finally {
-                params.forEach(RRef::close);
+        try (Trainer trainer = new Trainer(mode, microBatches)) {
+            for (int step = 0; step < STEPS; step++) {
+                Batch batch = Batch.draw(data, BATCH);
+                report.stepStarts();
+                report.stepDone(trainer.step(batch.x(), batch.y()));
             }
+            System.out.println("RESULT peak activations per shard " + trainer.peakActivations());
         }
         report.print();
     }

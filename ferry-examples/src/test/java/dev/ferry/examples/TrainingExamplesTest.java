@@ -84,6 +84,14 @@ class TrainingExamplesTest {
     }
 
     @Test
+    void theSameShardsTrainThroughAOneForwardOneBackwardPipeline() throws Exception {
+        ExampleRun run = ExampleRun.of(PipelineParallelTraining.class.getName(), 3, Map.of(), List.of("4", "1f1b"));
+        assertThat(run.succeeded()).as(run.transcript()).isTrue();
+        assertTrained(reports(run), PipelineParallelTraining.STEPS, 1.5);
+        assertThat(run.lines).contains("0|RESULT peak activations per shard [2, 1]");
+    }
+
+    @Test
     void aModelSplitOverTwoWorkersTrainsWithDistributedAutograd() throws Exception {
         ExampleRun run = ExampleRun.of(SplitModelTraining.class.getName(), 3);
         assertThat(run.succeeded()).as(run.transcript()).isTrue();

@@ -2,11 +2,9 @@ package dev.ferry.distributed.internal;
 
 import dev.ferry.rpc.RpcAgent;
 
-import java.lang.ref.WeakReference;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -19,37 +17,27 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class ContextContainer {
     static final long COUNTER_MASK = (1L << 48) - 1;
-    private static final Map<RpcAgent, ContextContainer> BY_AGENT = new WeakHashMap<>();
+    private static final PerAgent<ContextContainer> BY_AGENT = new PerAgent<>(ContextContainer::new);
 
-    /**
-     * Weak: the map of containers is weakly keyed by agent, and a value that held its key strongly
-     * would keep every agent ever started (and its contexts) alive.
-     */
-    private final WeakReference<RpcAgent> agent;
+    private final PerAgent.AgentRef agent;
     private final int workerId;
     private final AtomicLong nextContext = new AtomicLong();
     private final AtomicInteger runningPasses = new AtomicInteger();
     private final Map<Long, ContextState> contexts = new ConcurrentHashMap<>();
 
     private ContextContainer(RpcAgent agent) {
-        this.agent = new WeakReference<>(agent);
+        this.agent = new PerAgent.AgentRef(agent);
         this.workerId = agent.getWorkerInfo().id();
     }
 
     /** The container of {@code agent}, created on first use. */
     public static ContextContainer of(RpcAgent agent) {
-        synchronized (BY_AGENT) {
-            return BY_AGENT.computeIfAbsent(agent, ContextContainer::new);
-        }
+        return BY_AGENT.of(agent);
     }
 
     /** The agent these contexts belong to. */
     public RpcAgent agent() {
-        RpcAgent alive = agent.get();
-        if (alive == null) {
-            throw new IllegalStateException("the agent of worker " + workerId + "'s autograd contexts is gone");
-        }
-        return alive;
+        return agent.get();
     }
 
     public int workerId() {

@@ -97,6 +97,32 @@ public final class ContextState {
         });
     }
 
+    /**
+     * A backward pass from {@code output}, given the gradient of {@code output}, with the graph
+     * freed behind it: the gradients of the leaves it reaches are added to this context, except
+     * that of {@code input} (a leaf standing for a value another worker computed, may be null),
+     * which is returned instead (null if the pass did not reach it). What a pipeline stage runs for
+     * one micro-batch.
+     *
+     * @throws IllegalArgumentException if {@code gradOutput}'s shape is not {@code output}'s
+     */
+    public Tensor backwardFrom(Tensor output, Tensor gradOutput, Tensor input) {
+        if (!java.util.Arrays.equals(output.shape(), gradOutput.shape())) {
+            throw new IllegalArgumentException("a gradient of shape " + java.util.Arrays.toString(gradOutput.shape())
+                    + " for an output of shape " + java.util.Arrays.toString(output.shape()));
+        }
+        Tensor[] inputGradient = new Tensor[1];
+        container.runPass(() -> Autograd.backward(List.of(output.gradientEdge()), List.of(gradOutput),
+                (leaf, gradient) -> {
+                    if (leaf == input) {
+                        inputGradient[0] = gradient;
+                    } else {
+                        accumulate(leaf, gradient);
+                    }
+                }, false));
+        return inputGradient[0];
+    }
+
     private void accumulate(Tensor leaf, Tensor gradient) {
         synchronized (gradients) {
             Tensor old = gradients.get(leaf);

@@ -17,6 +17,7 @@ public final class DistributedEntryPoints implements TrustedFunctions {
 
     @Override
     public Collection<Class<?>> classes() {
-        return List.of(GradientCalls.class, OptimizerCalls.class, ModuleCalls.class);
+        return List.of(GradientCalls.class, OptimizerCalls.class, ModuleCalls.class,
+                dev.ferry.distributed.internal.pipeline.PipelineCalls.class);
     }
 }
