@@ -7,6 +7,7 @@ import dev.ferry.bench.workload.W3TensorEcho;
 import dev.ferry.bench.workload.W4RRef;
 import dev.ferry.bench.workload.W5DistAutograd;
 import dev.ferry.bench.workload.W6InitShutdown;
+import dev.ferry.bench.workload.PipelineTraining;
 import dev.ferry.bench.workload.W7Nested;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -40,6 +41,8 @@ public final class BenchMain {
                      w2  rpcAsync with a window of calls     and a DistributedOptimizer
                      w3  tensor echo, 1 KiB to 128 MiB   w6  init + shutdown, 2, 4 and 8 workers
                      w4  remote() + RRef.toHere()        w7  nested calls, thread-pool exhaustion
+                   and, not in all: pipeline  tutorial 4's model without pipelining, then with 4
+                                              micro-batches: the tutorial's way, GPipe, 1F1B
         --repeats  independent runs, fresh worker JVMs each (default 5)
         --quick    tiny counts, to smoke-test the harness (writes *_quick.json)
         --out      result folder (default bench-results/)
@@ -89,6 +92,7 @@ public final class BenchMain {
         case "w5" -> W5DistAutograd.run(command.options());
         case "w6" -> W6InitShutdown.run(command.options());
         case "w7" -> W7Nested.run(command.options(), command.parts());
+        case "pipeline" -> PipelineTraining.run(command.options());
         default -> throw new IllegalStateException("unknown workload " + w);
       }
     }
@@ -131,9 +135,9 @@ public final class BenchMain {
           if (a.startsWith("-")) {
             throw new IllegalArgumentException("unknown option " + a);
           }
-          if (!ALL.contains(a)) {
+          if (!ALL.contains(a) && !a.equals("pipeline")) {
             throw new IllegalArgumentException("unknown workload '" + a + "' (expected one of " + ALL
-                + ", all or compute)");
+                + ", all, pipeline or compute)");
           }
           workloads.add(a);
         }

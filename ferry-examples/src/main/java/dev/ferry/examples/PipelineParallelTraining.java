@@ -8,6 +8,7 @@ import dev.ferry.distributed.pipeline.Pipeline;
 import dev.ferry.distributed.pipeline.Schedule;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
@@ -56,7 +57,7 @@ public final class PipelineParallelTraining {
     static final int FEATURES = 64;
     static final int HIDDEN = 256;
     static final int CLASSES = 10;
-    static final int BATCH = 128;
+    public static final int BATCH = 128;
     static final int STEPS = 30;
     static final double LR = 0.003;
     private static final Tensor DIRECTIONS = Tensors.randn(new Generator(42), FEATURES, CLASSES);
@@ -96,8 +97,8 @@ public final class PipelineParallelTraining {
     }
 
     /** A batch of the synthetic problem: inputs and class labels. */
-    record Batch(Tensor x, Tensor y) {
-        static Batch draw(Generator generator, int size) {
+    public record Batch(Tensor x, Tensor y) {
+        public static Batch draw(Generator generator, int size) {
             Tensor x = Tensors.randn(generator, size, FEATURES);
             return new Batch(x, x.matmul(DIRECTIONS).argmax(1, false));
         }
@@ -113,7 +114,7 @@ public final class PipelineParallelTraining {
         ONE_F_ONE_B;
 
         /** {@code tutorial}, {@code gpipe} or {@code 1f1b}. */
-        static Mode parse(String name) {
+        public static Mode parse(String name) {
             return switch (name) {
                 case "tutorial" -> TUTORIAL;
                 case "gpipe" -> GPIPE;
@@ -128,27 +129,32 @@ public final class PipelineParallelTraining {
      * {@link #step} is one training step in the given mode. Not thread-safe.
      */
     public static final class Trainer implements AutoCloseable {
-        private final RemoteModule<Shard> first = RemoteModule.create("worker1", PipelineParallelTraining::firstShard);
-        private final RemoteModule<Shard> second = RemoteModule.create("worker2", PipelineParallelTraining::secondShard);
+        private final RpcAgent agent;
+        private final RemoteModule<Shard> first;
+        private final RemoteModule<Shard> second;
         private final int microBatches;
         private final Pipeline pipeline;
         private final List<RRef<Tensor>> params;
         private final DistributedOptimizer optimizer;
         private List<Integer> peaks = List.of();
 
-        public Trainer(Mode mode, int microBatches) {
+        /** On worker0, whose agent is {@code agent}; the shards are built on worker1 and worker2. */
+        public Trainer(RpcAgent agent, Mode mode, int microBatches) {
+            this.agent = agent;
+            this.first = RemoteModule.create(agent, "worker1", PipelineParallelTraining::firstShard);
+            this.second = RemoteModule.create(agent, "worker2", PipelineParallelTraining::secondShard);
             this.microBatches = microBatches;
-            this.pipeline = mode == Mode.TUTORIAL ? null : Pipeline.builder().stage(first).stage(second)
+            this.pipeline = mode == Mode.TUTORIAL ? null : Pipeline.builder().agent(agent).stage(first).stage(second)
                     .microBatches(microBatches).schedule(mode == Mode.GPIPE ? Schedule.GPIPE : Schedule.ONE_F_ONE_B)
                     .loss(Functional::crossEntropy).build();
             this.params = new ArrayList<>(first.remoteParameters());
             params.addAll(second.remoteParameters());
-            this.optimizer = new DistributedOptimizer(p -> new Adam(p, Adam.defaults().withLr(LR)), params);
+            this.optimizer = new DistributedOptimizer(agent, p -> new Adam(p, Adam.defaults().withLr(LR)), params);
         }
 
         /** One training step on the batch; returns its loss. */
         public double step(Tensor x, Tensor y) {
-            try (DistAutogradContext context = DistAutograd.context()) {
+            try (DistAutogradContext context = DistAutograd.context(agent)) {
                 double loss;
                 if (pipeline == null) {
                     Tensor batchLoss = Functional.crossEntropy(forward(x), y);
@@ -176,7 +182,7 @@ public final class PipelineParallelTraining {
             List<RpcFuture<Tensor>> outputs = new ArrayList<>();
             try {
                 for (Tensor micro : x.chunk(microBatches, 0)) {
-                    RRef<Tensor> input = Rpc.rref(micro);
+                    RRef<Tensor> input = agent.rref(micro);
                     RRef<Tensor> hidden = first.moduleRRef().remote(PipelineParallelTraining::forwardFrom, input);
                     held.add(input);
                     held.add(hidden);
@@ -201,21 +207,21 @@ public final class PipelineParallelTraining {
         int rank = Integer.parseInt(System.getenv().getOrDefault("RANK", "0"));
         int microBatches = args.length > 0 ? Integer.parseInt(args[0]) : 4;
         Mode mode = args.length > 1 ? Mode.parse(args[1]) : Mode.TUTORIAL;
-        Rpc.initRpc("worker" + rank);
+        RpcAgent agent = Rpc.initRpc("worker" + rank);
         try {
             if (rank == 0) {
-                train(mode, microBatches);
+                train(agent, mode, microBatches);
             }
         } finally {
             Rpc.shutdown();
         }
     }
 
-    private static void train(Mode mode, int microBatches) {
+    private static void train(RpcAgent agent, Mode mode, int microBatches) {
         TrainingReport report = new TrainingReport("worker0 (" + mode.name().toLowerCase(java.util.Locale.ROOT) + ", "
                 + microBatches + " micro-batches)");
         Generator data = new Generator(0);
-        try (Trainer trainer = new Trainer(mode, microBatches)) {
+        try (Trainer trainer = new Trainer(agent, mode, microBatches)) {
             for (int step = 0; step < STEPS; step++) {
                 Batch batch = Batch.draw(data, BATCH);
                 report.stepStarts();
