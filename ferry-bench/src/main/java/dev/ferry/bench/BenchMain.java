@@ -6,6 +6,7 @@ import dev.ferry.bench.workload.W2AsyncThroughput;
 import dev.ferry.bench.workload.W3TensorEcho;
 import dev.ferry.bench.workload.W4RRef;
 import dev.ferry.bench.workload.W5DistAutograd;
+import dev.ferry.bench.workload.W5Worker;
 import dev.ferry.bench.workload.W6InitShutdown;
 import dev.ferry.bench.workload.PipelineTraining;
 import dev.ferry.bench.workload.W7Nested;
@@ -41,7 +42,9 @@ public final class BenchMain {
                      w2  rpcAsync with a window of calls     and a DistributedOptimizer
                      w3  tensor echo, 1 KiB to 128 MiB   w6  init + shutdown, 2, 4 and 8 workers
                      w4  remote() + RRef.toHere()        w7  nested calls, thread-pool exhaustion
-                   and, not in all: pipeline  tutorial 4's model without pipelining, then with 4
+                   and, not in all: w5long    W5 with 3,000 timed steps
+                                    w5heavy   W5 on 1024 -> 1024 -> 1024 -> 10, batch 256
+                                    pipeline  tutorial 4's model without pipelining, then with 4
                                               micro-batches: the tutorial's way, GPipe, 1F1B
         --repeats  independent runs, fresh worker JVMs each (default 5)
         --quick    tiny counts, to smoke-test the harness (writes *_quick.json)
@@ -56,6 +59,8 @@ public final class BenchMain {
       """;
 
   static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7");
+  /** Workloads that run only when named: variants, and workloads of ferry-bench's own. */
+  static final List<String> NAMED_ONLY = List.of("w5long", "w5heavy", "pipeline");
   static final String COMPUTE_MAIN = "dev.ferry.bench.compute.LocalComputeBench";
 
   private BenchMain() {}
@@ -92,6 +97,8 @@ public final class BenchMain {
         case "w5" -> W5DistAutograd.run(command.options());
         case "w6" -> W6InitShutdown.run(command.options());
         case "w7" -> W7Nested.run(command.options(), command.parts());
+        case "w5long" -> W5DistAutograd.run(command.options(), W5Worker.Variant.LONG);
+        case "w5heavy" -> W5DistAutograd.run(command.options(), W5Worker.Variant.HEAVY);
         case "pipeline" -> PipelineTraining.run(command.options());
         default -> throw new IllegalStateException("unknown workload " + w);
       }
@@ -135,9 +142,9 @@ public final class BenchMain {
           if (a.startsWith("-")) {
             throw new IllegalArgumentException("unknown option " + a);
           }
-          if (!ALL.contains(a) && !a.equals("pipeline")) {
+          if (!ALL.contains(a) && !NAMED_ONLY.contains(a)) {
             throw new IllegalArgumentException("unknown workload '" + a + "' (expected one of " + ALL
-                + ", all, pipeline or compute)");
+                + ", all, one of " + NAMED_ONLY + " or compute)");
           }
           workloads.add(a);
         }

@@ -9,7 +9,8 @@ import java.util.Map;
 
 /**
  * W5 driver: a training step with distributed autograd and a distributed optimizer, the MLP split
- * over 2 worker JVMs ({@link W5Worker}), and the same step trained in one process as a reference.
+ * over 2 worker JVMs ({@link W5Worker}), and the same step trained in one process as a reference;
+ * and W5's variants (more steps, a compute-heavy model).
  */
 public final class W5DistAutograd {
 
@@ -17,16 +18,20 @@ public final class W5DistAutograd {
 
   /** Runs W5 and writes {@code w5_dist_autograd.json}. */
   public static Path run(BenchOptions options) throws Exception {
+    return run(options, W5Worker.Variant.W5);
+  }
+
+  /** Runs W5 or a variant and writes its result file ({@code w5_long.json}, {@code w5_heavy.json}). */
+  public static Path run(BenchOptions options, W5Worker.Variant variant) throws Exception {
     Map<String, Object> params = new LinkedHashMap<>();
-    params.put("batch", W5Worker.BATCH);
-    params.put("in", W5Worker.IN);
-    params.put("hidden", W5Worker.HIDDEN);
-    params.put("out", W5Worker.OUT);
-    params.put("warmup", W5Worker.WARMUP);
-    params.put("steps", W5Worker.STEPS);
+    params.put("variant", variant.name());
+    params.put("batch", variant.batch);
+    params.put("sizes", java.util.Arrays.stream(variant.sizes).boxed().toList());
+    params.put("warmup", variant.warmup);
+    params.put("steps", variant.steps);
     params.put("lr", W5Worker.LR);
     params.put("optimizer", "SGD");
-    return new Driver("w5_dist_autograd", params, 2, W5Worker.class, Duration.ofSeconds(300))
+    return new Driver(variant.resultName, params, 2, W5Worker.class, Duration.ofSeconds(900))
         .extract(Driver.mergeRanks(0))
         .run(options);
   }

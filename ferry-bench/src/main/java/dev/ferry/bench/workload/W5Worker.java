@@ -13,6 +13,9 @@ import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 import dev.ferry.tensor.nn.Functional;
 import dev.ferry.tensor.nn.Linear;
+import dev.ferry.tensor.nn.Module;
+import dev.ferry.tensor.nn.ReLU;
+import dev.ferry.tensor.nn.Sequential;
 import dev.ferry.tensor.optim.SGD;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -25,7 +28,8 @@ import java.util.function.DoubleSupplier;
  * W5 worker (bench/WORKLOADS.md): a training step with distributed autograd and a {@link
  * DistributedOptimizer}. The MLP 256 → 256 (ReLU) → 10 is split over two workers: worker0, the
  * trainer, holds layer 1 ({@code Linear(256, 256)}) itself; worker1 holds layer 2 ({@code
- * Linear(256, 10)}) as a {@link RemoteModule}. One step, on worker0:
+ * Linear(256, 10)}) as a {@link RemoteModule}. Its variants ({@link Variant}, ferry-bench/README)
+ * change the counts or the sizes: every layer but the last is worker0's. One step, on worker0:
  *
  * <pre>
  * try (DistAutogradContext context = DistAutograd.context(agent)) {
@@ -41,13 +45,41 @@ import java.util.function.DoubleSupplier;
  */
 public final class W5Worker {
 
-  static final int BATCH = 64;
-  static final int IN = 256;
-  static final int HIDDEN = 256;
-  static final int OUT = 10;
-  static final int WARMUP = 20;
-  static final int STEPS = 300;
   static final double LR = 0.05;
+
+  /**
+   * W5 as defined, and its variants: {@code long} (3,000 timed steps), {@code heavy} (1024 → 1024
+   * → 1024 → 10, batch 256: the matrix products dominate).
+   *
+   * @param sizes layer widths, from the input to the output; the last layer is worker1's
+   */
+  public enum Variant {
+    W5("w5_dist_autograd", 64, new int[] {256, 256, 10}, 20, 300),
+    LONG("w5_long", 64, new int[] {256, 256, 10}, 20, 3000),
+    HEAVY("w5_heavy", 256, new int[] {1024, 1024, 1024, 10}, 20, 300);
+
+    final String resultName;
+    final int batch;
+    final int[] sizes;
+    final int warmup;
+    final int steps;
+
+    Variant(String resultName, int batch, int[] sizes, int warmup, int steps) {
+      this.resultName = resultName;
+      this.batch = batch;
+      this.sizes = sizes;
+      this.warmup = warmup;
+      this.steps = steps;
+    }
+
+    int in() {
+      return sizes[0];
+    }
+
+    int out() {
+      return sizes[sizes.length - 1];
+    }
+  }
 
   /**
    * Diagnostics only (not reported): FERRY_W5_EXTRA_STEPS=N runs N more distributed steps after the
@@ -61,31 +93,41 @@ public final class W5Worker {
     WorkerContext.run(args, W5Worker::body);
   }
 
-  /** Layer 2, built on worker1 by the {@link RemoteModule}. */
-  public static Linear outputLayer() {
-    return new Linear(HIDDEN, OUT);
+  /** The local layers: Linear and ReLU for each width but the last two. */
+  static Sequential hiddenLayers(int[] sizes) {
+    List<Module> layers = new ArrayList<>();
+    for (int i = 0; i + 2 < sizes.length; i++) {
+      layers.add(new Linear(sizes[i], sizes[i + 1]));
+      layers.add(new ReLU());
+    }
+    return new Sequential(layers.toArray(Module[]::new));
   }
 
   private static void body(WorkerContext ctx) {
     RpcAgent agent = ctx.startAgent(16, Duration.ofSeconds(60));
     if (ctx.rank() == 0) {
-      int warm = ctx.quick() ? 3 : WARMUP;
-      int steps = ctx.quick() ? 20 : STEPS;
+      Variant variant = Variant.valueOf(ctx.string("variant"));
+      int warm = ctx.quick() ? 3 : variant.warmup;
+      int steps = ctx.quick() ? 20 : variant.steps;
       Generator seed = new Generator(0);
-      Tensor x = Tensors.randn(seed, BATCH, IN);
-      Tensor y = Tensors.randint(0, OUT, seed, BATCH);
+      Tensor x = Tensors.randn(seed, variant.batch, variant.in());
+      Tensor y = Tensors.randint(0, variant.out(), seed, variant.batch);
       Map<String, Object> result = new LinkedHashMap<>();
-      result.put("dist", distributed(agent, x, y, warm, steps));
-      result.put("local", local(x, y, warm, steps));
+      result.put("dist", distributed(agent, variant.sizes, x, y, warm, steps));
+      result.put("local", local(variant.sizes, x, y, warm, steps));
+      result.put("blas", Tensors.blasBackend()); // JNIBLAS: the system's libblas.so.3 (OpenBLAS when installed)
       ctx.report(result);
     }
     agent.shutdown();
   }
 
-  private static Map<String, Object> distributed(RpcAgent agent, Tensor x, Tensor y, int warm, int steps) {
-    Linear layer1 = new Linear(IN, HIDDEN);
+  private static Map<String, Object> distributed(RpcAgent agent, int[] sizes, Tensor x, Tensor y, int warm,
+      int steps) {
+    Sequential layer1 = hiddenLayers(sizes);
+    int width = sizes[sizes.length - 2];
+    int classes = sizes[sizes.length - 1];
     List<RRef<Tensor>> mine = new ArrayList<>();
-    try (RemoteModule<Linear> layer2 = RemoteModule.create(agent, "worker1", W5Worker::outputLayer)) {
+    try (RemoteModule<Linear> layer2 = RemoteModule.create(agent, "worker1", () -> new Linear(width, classes))) {
       for (Tensor p : layer1.parameters()) {
         mine.add(agent.rref(p));
       }
@@ -94,7 +136,7 @@ public final class W5Worker {
       try (DistributedOptimizer optimizer = new DistributedOptimizer(agent, p -> new SGD(p, LR), params)) {
         DoubleSupplier step = () -> {
           try (DistAutogradContext context = DistAutograd.context(agent)) {
-            Tensor loss = Functional.crossEntropy(layer2.forward(layer1.forward(x).relu()), y);
+            Tensor loss = Functional.crossEntropy(layer2.forward(layer1.forward(x)), y);
             context.backward(List.of(loss));
             optimizer.step(context.id());
             return loss.item();
@@ -116,15 +158,15 @@ public final class W5Worker {
     }
   }
 
-  private static Map<String, Object> local(Tensor x, Tensor y, int warm, int steps) {
-    Linear layer1 = new Linear(IN, HIDDEN);
-    Linear layer2 = new Linear(HIDDEN, OUT);
+  private static Map<String, Object> local(int[] sizes, Tensor x, Tensor y, int warm, int steps) {
+    Sequential layer1 = hiddenLayers(sizes);
+    Linear layer2 = new Linear(sizes[sizes.length - 2], sizes[sizes.length - 1]);
     List<Tensor> params = new ArrayList<>(layer1.parameters());
     params.addAll(layer2.parameters());
     SGD optimizer = new SGD(params, LR);
     DoubleSupplier step = () -> {
       optimizer.zeroGrad();
-      Tensor loss = Functional.crossEntropy(layer2.forward(layer1.forward(x).relu()), y);
+      Tensor loss = Functional.crossEntropy(layer2.forward(layer1.forward(x)), y);
       loss.backward();
       optimizer.step();
       return loss.item();
