@@ -30,7 +30,7 @@ import dev.ferry.tensor.Tensor;
  * {@link java.util.ServiceLoader} on every agent. Every worker of a group needs it.
  *
  * <pre>{@code
- * Tensor sum = Rpc.rpcSync("worker1", Tensor::add, Tensors.ones(2, 2), Tensors.ones(2, 2));
+ * Tensor sum = Rpc.rpcSync("worker1", MyOps::add, Tensors.ones(2, 2), Tensors.ones(2, 2));
  * }</pre>
  */
 public final class TensorSerialization implements SerializationExtension {

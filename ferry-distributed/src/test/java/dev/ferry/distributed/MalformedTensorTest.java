@@ -30,8 +30,8 @@ class MalformedTensorTest {
     private static final int FLOAT32 = 4;
     private static final int INT64 = 3;
 
-    private final ObjectCodec forger = new ObjectCodec(new ClassPolicy(List.of()), List.of(new Forger()), 64 * 1024);
-    private final ObjectCodec receiver = new ObjectCodec(new ClassPolicy(List.of()),
+    private final ObjectCodec forger = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(new Forger()), 64 * 1024);
+    private final ObjectCodec receiver = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")),
             List.of(new TensorSerialization()), 64 * 1024);
 
     @Test
@@ -86,7 +86,7 @@ class MalformedTensorTest {
     @Test
     void theReceiverGoesOnDecodingGoodTensors() {
         assertRefused(new ForgedTensor(FLOAT32, new float[4], 9, new int[] {2}, new int[] {1}, false), "storage");
-        ObjectCodec sender = new ObjectCodec(new ClassPolicy(List.of()), List.of(new TensorSerialization()), 64 * 1024);
+        ObjectCodec sender = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(new TensorSerialization()), 64 * 1024);
         Tensor good = Tensors.rand(3, 4).t();
 
         Tensor back = (Tensor) decode(receiver, sender.encode(good));

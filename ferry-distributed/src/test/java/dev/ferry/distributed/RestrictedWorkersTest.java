@@ -24,20 +24,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Workers that allow only the application's own functions and classes still run distributed
- * autograd, remote modules and the distributed optimizer: ferry-distributed's entry points are
- * trusted ({@link dev.ferry.rpc.spi.TrustedFunctions}) and its tensor types have registered ids.
+ * Workers whose application is a few classes still run distributed autograd, remote modules and
+ * the distributed optimizer: ferry-distributed's entry points are trusted
+ * ({@link dev.ferry.rpc.spi.TrustedFunctions}) and its tensor types have registered ids. Ferry's own
+ * functions stay refused.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class RestrictedWorkersTest {
 
     @Test
     void theDistributedStackWorksUnderNarrowAllowLists() {
-        try (LocalCluster cluster = LocalCluster.start(3, b -> b
-                .allowFunctionPrefix(AutogradFunctions.class.getName())
-                .allowFunctionPrefix(TrainingFunctions.class.getName())
-                .allowFunctionPrefix(RestrictedWorkersTest.class.getName())
-                .allowClassPrefix("dev.ferry."))) {
+        try (LocalCluster cluster = LocalCluster.start(3, b -> b.applicationPackages(List.of(
+                AutogradFunctions.class.getName(), TrainingFunctions.class.getName(),
+                RestrictedWorkersTest.class.getName())))) {
             RpcAgent worker0 = cluster.agent(0);
             try (RemoteModule<Linear> hidden = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
                  DistributedOptimizer optimizer = new DistributedOptimizer(worker0, RestrictedWorkersTest::sgd,
@@ -57,8 +56,9 @@ class RestrictedWorkersTest {
                         .as("the bias stepped by lr * its gradient (2 rows)").isTrue();
             }
             assertThatThrownBy(() -> worker0.rpcSync("worker1", Tensors::ones, new int[] {2}))
-                    .isInstanceOf(RpcException.class)
-                    .hasMessageContaining("not in the allowed function packages");
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION))
+                    .hasMessageContaining("refused (Ferry's own class): dev.ferry.tensor.Tensors");
         }
     }
 

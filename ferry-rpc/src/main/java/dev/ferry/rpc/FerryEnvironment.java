@@ -24,11 +24,19 @@ final class FerryEnvironment {
     static final String SOCKET_HOST = "FERRY_SOCKET_HOST";
     static final String JMX = "FERRY_JMX";
     static final String STATUS_URL = "FERRY_STATUS_URL";
+    /**
+     * The application's packages, comma-separated ({@code .}: the unnamed package), added to those
+     * the program declared; {@code ferry run} sets it to its main class's package.
+     */
+    static final String APPLICATION_PACKAGES = "FERRY_APPLICATION_PACKAGES";
 
     private FerryEnvironment() {
     }
 
-    /** {@code options} with what {@code env} configures filled in where the program set nothing. */
+    /**
+     * {@code options} with what {@code env} configures filled in where the program set nothing (the
+     * application's packages are added to the program's, not replaced).
+     */
     static RpcBackendOptions apply(RpcBackendOptions options, Map<String, String> env) {
         RpcBackendOptions.Builder builder = options.toBuilder();
         String token = nonBlank(env.get(AUTH_TOKEN));
@@ -51,6 +59,15 @@ final class FerryEnvironment {
         String host = nonBlank(env.get(SOCKET_HOST));
         if (host != null && !options.isExplicit(EnvironmentOption.LISTEN_HOST)) {
             builder.listenHost(host);
+        }
+        String packages = nonBlank(env.get(APPLICATION_PACKAGES));
+        if (packages != null) {
+            for (String name : packages.split(",")) {
+                String trimmed = name.strip();
+                if (!trimmed.isEmpty() && !options.applicationPackages().contains(trimmed)) {
+                    builder.applicationPackage(trimmed);
+                }
+            }
         }
         String jmx = env.get(JMX);
         if (jmx != null && !options.isExplicit(EnvironmentOption.JMX)) {

@@ -278,7 +278,7 @@ public final class RRef<T> implements AutoCloseable {
                     default -> throw new UnsupportedOperationException(method.getName());
                 };
             }
-            return context.host().callInterfaceMethod(this, method, args == null ? new Object[0] : args, timeout);
+            return context.host().callInterfaceMethod(this, type, method, args == null ? new Object[0] : args, timeout);
         };
         return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, handler));
     }

@@ -20,7 +20,7 @@ import java.util.Objects;
  * <pre>{@code
  * ByteBuffer reply = null;
  * for (...) {
- *     ByteBuffer next = agent.rpcSync("worker1", Tensors::step, input);
+ *     ByteBuffer next = agent.rpcSync("worker1", Simulation::step, input);
  *     if (reply != null) {
  *         ReceivedBuffers.release(reply);         // done with the previous one
  *     }

@@ -15,8 +15,8 @@ import java.util.Map;
  *
  * <pre>{@code
  * Rpc.initRpc("worker0", 0, 2);               // blocks until worker1 has joined too
- * int seven = Rpc.rpcSync("worker1", Math::addExact, 3, 4);
- * RpcFuture<Integer> f = Rpc.rpcAsync("worker1", Math::multiplyExact, 6, 7);
+ * int seven = Rpc.rpcSync("worker1", Ops::add, 3, 4);     // Ops: one of the application's classes
+ * RpcFuture<Integer> f = Rpc.rpcAsync("worker1", Ops::multiply, 6, 7);
  * Rpc.shutdown();                              // graceful: waits for worker1
  * }</pre>
  */

@@ -13,8 +13,8 @@ import java.util.Map;
  *
  * <pre>{@code
  * try (RpcAgent agent = RpcAgents.start("worker0", 0, 2, options)) {
- *     int seven = agent.rpcSync("worker1", Math::addExact, 3, 4);
- *     RpcFuture<Integer> later = agent.to(1).rpcAsync(Math::multiplyExact, 6, 7);
+ *     int seven = agent.rpcSync("worker1", Ops::add, 3, 4);          // Ops: one of the application's classes
+ *     RpcFuture<Integer> later = agent.to(1).rpcAsync(Ops::multiply, 6, 7);
  *     System.out.println(later.await());
  * } // graceful shutdown
  * }</pre>

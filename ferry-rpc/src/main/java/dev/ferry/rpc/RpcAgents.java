@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.internal.security.NetworkExposure;
 import dev.ferry.rpc.store.PrefixStore;
 import dev.ferry.rpc.store.Rendezvous;
 import dev.ferry.rpc.store.RendezvousResult;
@@ -77,7 +78,14 @@ public final class RpcAgents {
                 .timeout(options.rendezvousTimeout())
                 .environment(env);
         if (options instanceof RpcBackendOptions rpcOptions) {
-            rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls());
+            boolean authenticated = rpcOptions.authToken() != null || rpcOptions.tls() != null;
+            if (backend == BackendType.NETTY) {
+                NetworkExposure.checkListen("worker " + name, rpcOptions.listenHost(), authenticated,
+                        rpcOptions.allowUnauthenticatedNetwork());
+                NetworkExposure.warnIfUnauthenticated(name, authenticated);
+            }
+            rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls())
+                    .allowUnauthenticatedNetwork(rpcOptions.allowUnauthenticatedNetwork());
         }
         if (rank >= 0) {
             rendezvous.rank(rank);

@@ -41,9 +41,20 @@ import javax.net.ssl.SSLContext;
  *       and advertises to the others</td></tr>
  *   <tr><td>maxMessageBytes</td><td>1 GiB</td><td>largest message sent or accepted</td></tr>
  *   <tr><td>outOfBandThreshold</td><td>64 KiB</td><td>binary buffers this large travel outside the object stream</td></tr>
- *   <tr><td>allowedClassPrefixes</td><td>none (all but known-dangerous)</td><td>classes a peer may make this worker
- *       instantiate</td></tr>
- *   <tr><td>allowedFunctionPrefixes</td><td>none (all but the JDK's)</td><td>classes whose methods a peer may call</td></tr>
+ *   <tr><td>applicationPackages</td><td>none; {@code initRpc} and {@code RpcAgents.start} add
+ *       {@code FERRY_APPLICATION_PACKAGES} (comma-separated), which {@code ferry run} sets to its main class's
+ *       package</td><td>the application's own code: peers may call the methods of these packages' classes
+ *       (and of their subpackages'; lambdas included, private methods never) and send instances of them.
+ *       Everything else is refused with {@link RpcException.Code#UNKNOWN_FUNCTION} or
+ *       {@link RpcException.Code#SERIALIZATION_ERROR}, but for what {@link RpcCallable} marks, the entry
+ *       points of libraries built on Ferry ({@link dev.ferry.rpc.spi.TrustedFunctions}), the JDK's value types
+ *       and what the two options below add. The JDK's and Ferry's own classes are never callable, whatever the
+ *       lists say (see {@code docs/security.md})</td></tr>
+ *   <tr><td>allowedFunctionPrefixes</td><td>none</td><td>further packages or classes whose methods peers may
+ *       call (a library's entry points)</td></tr>
+ *   <tr><td>allowedClassPrefixes</td><td>none</td><td>further packages or classes whose instances peers may send
+ *       (data types outside the application's packages; JDK classes such as {@code java.net.URL} too, but never
+ *       code-execution, reflection or JNDI types)</td></tr>
  *   <tr><td>deviceMaps</td><td>empty</td><td>per destination worker, which local device maps to which of
  *       its devices ({@link Builder#setDeviceMap}); checked one-to-one when set and against the group at
  *       initialization</td></tr>
@@ -60,6 +71,11 @@ import javax.net.ssl.SSLContext;
  *       is unaffected. Authenticates, does not encrypt (see {@code tls}). {@code ferry run} gives its workers a
  *       fresh one unless the environment has one. A {@code tcp://} or {@code env://} rendezvous store is
  *       authenticated the same way (rank 0's server and every client)</td></tr>
+ *   <tr><td>allowUnauthenticatedNetwork</td><td>false</td><td>whether this worker may listen on an address
+ *       other than loopback with neither {@code authToken} nor {@code tls}: refused by default, since anyone who
+ *       can reach the address could then join the group or call its workers; {@code initRpc} fails with
+ *       {@link RpcException.Code#INVALID_ARGUMENT} saying so. Without a token a worker logs a warning at
+ *       start</td></tr>
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed</td></tr>
  *   <tr><td>tls</td><td>none</td><td>an {@link SSLContext} with this worker's
@@ -117,6 +133,8 @@ import javax.net.ssl.SSLContext;
  *   <tr><td>{@code FERRY_SOCKET_HOST}</td><td>listenHost</td></tr>
  *   <tr><td>{@code FERRY_JMX} ({@code 1}: always, {@code 0}: never)</td><td>jmx</td></tr>
  *   <tr><td>{@code FERRY_STATUS_URL} (set by {@code ferry run})</td><td>statusUrl</td></tr>
+ *   <tr><td>{@code FERRY_APPLICATION_PACKAGES} (comma-separated; {@code .} is the unnamed package; set by
+ *       {@code ferry run} to its main class's package)</td><td>applicationPackages (added to the program's)</td></tr>
  * </table>
  *
  * <p>Large binary data: a {@code ByteBuffer} (heap or direct) of at least 32 KiB that travels out of
@@ -151,6 +169,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final String listenHost;
     private final long maxMessageBytes;
     private final int outOfBandThreshold;
+    private final List<String> applicationPackages;
     private final List<String> allowedClassPrefixes;
     private final List<String> allowedFunctionPrefixes;
     private final List<CallInterceptor> interceptors;
@@ -161,6 +180,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long maxQueuedRequestBytes;
     private final String authToken;
     private final Duration authTimeout;
+    private final boolean allowUnauthenticatedNetwork;
     private final SSLContext tls;
     private final boolean tlsVerifyHostnames;
     private final JmxRegistration jmx;
@@ -177,6 +197,7 @@ public final class RpcBackendOptions implements BackendOptions {
         }
         this.authToken = b.authToken;
         this.authTimeout = b.authTimeout;
+        this.allowUnauthenticatedNetwork = b.allowUnauthenticatedNetwork;
         this.tls = b.tls;
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
         this.jmx = b.jmx;
@@ -194,6 +215,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.listenHost = b.listenHost;
         this.maxMessageBytes = b.maxMessageBytes;
         this.outOfBandThreshold = b.outOfBandThreshold;
+        this.applicationPackages = List.copyOf(b.applicationPackages);
         this.allowedClassPrefixes = List.copyOf(b.allowedClassPrefixes);
         this.allowedFunctionPrefixes = List.copyOf(b.allowedFunctionPrefixes);
         this.interceptors = List.copyOf(b.interceptors);
@@ -249,10 +271,17 @@ public final class RpcBackendOptions implements BackendOptions {
         return outOfBandThreshold;
     }
 
+    /** The application's packages (and classes): callable by peers, and their instances decodable. */
+    public List<String> applicationPackages() {
+        return applicationPackages;
+    }
+
+    /** Packages and classes whose instances peers may send, besides the application's. */
     public List<String> allowedClassPrefixes() {
         return allowedClassPrefixes;
     }
 
+    /** Packages and classes whose methods peers may call, besides the application's. */
     public List<String> allowedFunctionPrefixes() {
         return allowedFunctionPrefixes;
     }
@@ -291,6 +320,11 @@ public final class RpcBackendOptions implements BackendOptions {
     /** How long a connection may take to authenticate. */
     public Duration authTimeout() {
         return authTimeout;
+    }
+
+    /** Whether this worker may listen on a non-loopback address with neither a token nor TLS. */
+    public boolean allowUnauthenticatedNetwork() {
+        return allowUnauthenticatedNetwork;
     }
 
     /** TLS for TCP connections; null when they are not encrypted. */
@@ -351,6 +385,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private String listenHost = "127.0.0.1";
         private long maxMessageBytes = 1L << 30;
         private int outOfBandThreshold = 64 * 1024;
+        private final List<String> applicationPackages = new ArrayList<>();
         private final List<String> allowedClassPrefixes = new ArrayList<>();
         private final List<String> allowedFunctionPrefixes = new ArrayList<>();
         private final List<CallInterceptor> interceptors = new ArrayList<>();
@@ -361,6 +396,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private long maxQueuedRequestBytes = 256L << 20;
         private String authToken;
         private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
+        private boolean allowUnauthenticatedNetwork;
         private SSLContext tls;
         private boolean tlsVerifyHostnames;
         private JmxRegistration jmx = JmxRegistration.IF_RUNNING;
@@ -381,6 +417,7 @@ public final class RpcBackendOptions implements BackendOptions {
             listenHost = o.listenHost;
             maxMessageBytes = o.maxMessageBytes;
             outOfBandThreshold = o.outOfBandThreshold;
+            applicationPackages.addAll(o.applicationPackages);
             allowedClassPrefixes.addAll(o.allowedClassPrefixes);
             allowedFunctionPrefixes.addAll(o.allowedFunctionPrefixes);
             interceptors.addAll(o.interceptors);
@@ -391,6 +428,7 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             authToken = o.authToken;
             authTimeout = o.authTimeout;
+            allowUnauthenticatedNetwork = o.allowUnauthenticatedNetwork;
             tls = o.tls;
             tlsVerifyHostnames = o.tlsVerifyHostnames;
             jmx = o.jmx;
@@ -440,15 +478,52 @@ public final class RpcBackendOptions implements BackendOptions {
             return this;
         }
 
-        /** Only classes under these prefixes (plus the JDK's value and collection types) may arrive. */
+        /**
+         * Adds a package of the application's own code (or a class): peers may call the methods of its
+         * classes and of its subpackages' classes, and send instances of them (see the table above).
+         * {@code ""} is the unnamed package. {@code ferry run} declares its main class's package.
+         *
+         * <pre>{@code
+         * RpcBackendOptions.builder().applicationPackage("com.example.training").build();
+         * }</pre>
+         */
+        public Builder applicationPackage(String name) {
+            applicationPackages.add(Objects.requireNonNull(name, "name"));
+            return this;
+        }
+
+        /** Replaces the application's packages (see {@link #applicationPackage}); empty: none. */
+        public Builder applicationPackages(List<String> names) {
+            List<String> copy = List.copyOf(names);
+            applicationPackages.clear();
+            applicationPackages.addAll(copy);
+            return this;
+        }
+
+        /**
+         * Lets peers also send instances of the classes of this package (and its subpackages), or of this
+         * class; code-execution, reflection and JNDI types stay refused whatever it says.
+         */
         public Builder allowClassPrefix(String prefix) {
             allowedClassPrefixes.add(Objects.requireNonNull(prefix, "prefix"));
             return this;
         }
 
-        /** Only methods of classes under these prefixes may be called by peers. */
+        /**
+         * Lets peers also call the methods of the classes of this package (and its subpackages), or of this
+         * class: a library's entry points, say. The JDK's and Ferry's own classes stay refused.
+         */
         public Builder allowFunctionPrefix(String prefix) {
             allowedFunctionPrefixes.add(Objects.requireNonNull(prefix, "prefix"));
+            return this;
+        }
+
+        /**
+         * Whether this worker may listen on a non-loopback address with neither {@link #authToken} nor
+         * {@link #tls} (default false: refused at start, see the table above).
+         */
+        public Builder allowUnauthenticatedNetwork(boolean allow) {
+            this.allowUnauthenticatedNetwork = allow;
             return this;
         }
 

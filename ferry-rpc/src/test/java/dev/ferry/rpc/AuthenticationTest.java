@@ -115,7 +115,8 @@ class AuthenticationTest {
             port = probe.getLocalPort();
         }
         RpcBackendOptions options = RpcBackendOptions.builder().initMethod("tcp://127.0.0.1:" + port)
-                .rendezvousTimeout(Duration.ofSeconds(30)).authToken(TOKEN).build();
+                .rendezvousTimeout(Duration.ofSeconds(30)).authToken(TOKEN).applicationPackage(LocalCluster.TEST_CODE)
+                .build();
         ExecutorService starter = Executors.newFixedThreadPool(2);
         try {
             CompletableFuture<RpcAgent> w0 = CompletableFuture.supplyAsync(

@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +34,7 @@ class BackendsTest {
 
     private RpcBackendOptions fileOptions(String file) {
         return RpcBackendOptions.builder().initMethod("file://" + dir.resolve(file))
-                .rendezvousTimeout(Duration.ofSeconds(20)).build();
+                .rendezvousTimeout(Duration.ofSeconds(20)).applicationPackage(LocalCluster.TEST_CODE).build();
     }
 
     @Test
@@ -97,7 +98,8 @@ class BackendsTest {
                 (store, name, rank, worldSize, options) -> {
                     StubOptions own = (StubOptions) options;
                     RpcBackendOptions builtIn = RpcBackendOptions.builder().initMethod(own.initMethod())
-                            .rpcTimeout(own.rpcTimeout()).numWorkerThreads(own.flavour()).build();
+                            .rpcTimeout(own.rpcTimeout()).numWorkerThreads(own.flavour())
+                            .applicationPackage(LocalCluster.TEST_CODE).build();
                     return BackendRegistry.initBackend(BackendType.IN_PROCESS, store, name, rank, worldSize, builtIn);
                 });
         BackendOptions options = BackendRegistry.constructRpcBackendOptions(stub, Duration.ofSeconds(20),

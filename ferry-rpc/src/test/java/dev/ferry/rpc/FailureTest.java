@@ -48,27 +48,33 @@ class FailureTest {
             assertThatThrownBy(() -> cluster.agent(0).rpcSync("worker1", property, "user.home"))
                     .isInstanceOfSatisfying(RpcException.class, e -> {
                         assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION);
-                        assertThat(e).hasMessageContaining("JDK class java.lang.System");
+                        assertThat(e).hasMessageContaining("refused (JDK class): java.lang.System");
                     });
-            int sum = cluster.agent(0).rpcSync("worker1", Math::addExact, 3, 4);
+            RpcFunction2<Integer, Integer, Integer> addExact = Math::addExact;
+            assertThatThrownBy(() -> cluster.agent(0).rpcSync("worker1", addExact, 3, 4))
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION));
+            // the way to use it: from the application's own code
+            int sum = cluster.agent(0).rpcSync("worker1", (Integer a, Integer b) -> Math.addExact(a, b), 3, 4);
             assertThat(sum).isEqualTo(7);
         }
     }
 
     @Test
-    void functionsOutsideTheAllowedPackagesAreRefused() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.allowFunctionPrefix("com.example."))) {
+    void functionsOutsideTheApplicationsPackagesAreRefused() {
+        try (LocalCluster cluster = LocalCluster.start(2, b -> b.applicationPackages(java.util.List.of("com.example")))) {
             assertThatThrownBy(() -> cluster.agent(0).rpcSync("worker1", Ops::noop, 1))
                     .isInstanceOfSatisfying(RpcException.class, e -> {
                         assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION);
-                        assertThat(e).hasMessageContaining("not in the allowed function packages");
+                        assertThat(e).hasMessageContaining("refused (not declared callable)");
                     });
         }
     }
 
     @Test
     void classesOutsideTheAllowedPackagesAreRefusedAndTheWorkerGoesOn() {
-        try (LocalCluster cluster = LocalCluster.start(2, b -> b.allowClassPrefix("com.example."))) {
+        try (LocalCluster cluster = LocalCluster.start(2,
+                b -> b.applicationPackages(java.util.List.of(Ops.class.getName())))) {
             assertThatThrownBy(() -> cluster.agent(0).rpcSync("worker1", Ops::identity, new Secret("x")))
                     .isInstanceOfSatisfying(RpcException.class,
                             e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR));

@@ -33,7 +33,7 @@ class InProcessBackendTest {
     @Test
     void startsThroughRpcAgentsWithAFileRendezvous() throws Exception {
         RpcBackendOptions options = RpcBackendOptions.builder().initMethod("file://" + dir.resolve("group"))
-                .rendezvousTimeout(Duration.ofSeconds(20)).build();
+                .rendezvousTimeout(Duration.ofSeconds(20)).applicationPackage(LocalCluster.TEST_CODE).build();
         CompletableFuture<RpcAgent> bob = CompletableFuture.supplyAsync(
                 () -> RpcAgents.start("bob", BackendType.IN_PROCESS, 1, 2, options));
         try (RpcAgent alice = RpcAgents.start("alice", BackendType.IN_PROCESS, 0, 2, options)) {

@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,7 +25,8 @@ class InitRpcTest {
     Path dir;
 
     private RpcBackendOptions fileOptions(String file) {
-        return RpcBackendOptions.builder().initMethod("file://" + dir.resolve(file)).rendezvousTimeout(Duration.ofSeconds(20)).build();
+        return RpcBackendOptions.builder().initMethod("file://" + dir.resolve(file)).rendezvousTimeout(Duration.ofSeconds(20))
+                .applicationPackage(LocalCluster.TEST_CODE).build();
     }
 
     /** Starts the given workers concurrently; each result is the agent or the exception. */
@@ -88,10 +90,11 @@ class InitRpcTest {
             port = probe.getLocalPort();
         }
         RpcBackendOptions options = RpcBackendOptions.builder().rendezvousTimeout(Duration.ofSeconds(20)).build();
+        // as ferry run sets them; FERRY_APPLICATION_PACKAGES declares the application's code
         Map<String, String> env0 = Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", Integer.toString(port),
-                "RANK", "0", "WORLD_SIZE", "2");
+                "RANK", "0", "WORLD_SIZE", "2", "FERRY_APPLICATION_PACKAGES", "com.example,dev.ferry.rpc");
         Map<String, String> env1 = Map.of("MASTER_ADDR", "127.0.0.1", "MASTER_PORT", Integer.toString(port),
-                "RANK", "1", "WORLD_SIZE", "2");
+                "RANK", "1", "WORLD_SIZE", "2", "FERRY_APPLICATION_PACKAGES", "com.example,dev.ferry.rpc");
         List<Object> results = startAll(List.of(
                 () -> RpcAgents.start("w0", BackendType.NETTY, -1, -1, options, env0),
                 () -> RpcAgents.start("w1", BackendType.NETTY, -1, -1, options, env1)));

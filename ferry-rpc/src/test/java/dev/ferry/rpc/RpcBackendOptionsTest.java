@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -119,7 +120,7 @@ class RpcBackendOptionsTest {
     @Test
     void deviceMapsAreCheckedAcrossTheGroupAtInit() throws Exception {
         RpcBackendOptions base = RpcBackendOptions.builder().initMethod("file://" + dir.resolve("bad-map"))
-                .rendezvousTimeout(Duration.ofSeconds(20)).build();
+                .rendezvousTimeout(Duration.ofSeconds(20)).applicationPackage(LocalCluster.TEST_CODE).build();
         RpcBackendOptions mapsToNobody = base.toBuilder().setDeviceMap("nobody", Map.of("cpu", "cpu")).build();
         List<Object> results = startBoth(mapsToNobody, base);
         // Every worker checks every worker's maps, so the one mistake fails them all, with one message.

@@ -39,6 +39,8 @@ final class WorkerCommand {
     if (statusUrl != null) {
       env.put(WorkerEnvironment.FERRY_STATUS_URL, statusUrl);
     }
+    env.put(WorkerEnvironment.FERRY_APPLICATION_PACKAGES, WorkerEnvironment.applicationPackages(spec.mainClass(),
+        env.get(WorkerEnvironment.FERRY_APPLICATION_PACKAGES)));
     spec.directory().ifPresent(dir -> builder.directory(dir.toFile()));
     builder.redirectOutput(redirect(spec.stdout()));
     builder.redirectError(redirect(spec.stderr()));

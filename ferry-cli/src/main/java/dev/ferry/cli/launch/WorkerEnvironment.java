@@ -25,13 +25,19 @@ import java.util.Set;
  * FERRY_AUTH_TOKEN    the group's authentication token     (43 random characters)
  * FERRY_STATUS_URL    where it reports for the status page http://127.0.0.1:41240/api/report/1
  *                     (only when the launcher serves one)
+ * FERRY_APPLICATION_PACKAGES
+ *                     the main class's package, and those  com.example.train
+ *                     the variable named already
  * </pre>
  *
  * <p>A worker reads them with {@code System.getenv("RANK")}; Ferry's RPC initialisation does so
  * when its init method is {@code env://}, and authenticates every connection with
  * {@code FERRY_AUTH_TOKEN}. The launcher makes a fresh token per group ({@link #newAuthToken}) unless
  * its own environment has one, which the workers then inherit: a process outside the group cannot
- * call into it. Every other variable of the launcher's environment is inherited unchanged.
+ * call into it. {@code FERRY_APPLICATION_PACKAGES} declares the main class's package the application's
+ * code, whose functions peers may call and whose classes they may send (added to what the variable
+ * already says, comma-separated; {@code .} is the unnamed package). Every other variable of the
+ * launcher's environment is inherited unchanged.
  */
 public final class WorkerEnvironment {
 
@@ -60,6 +66,8 @@ public final class WorkerEnvironment {
    * one; see {@code RpcBackendOptions.statusUrl}).
    */
   public static final String FERRY_STATUS_URL = "FERRY_STATUS_URL";
+  /** The application's packages (see {@code RpcBackendOptions.applicationPackages}). */
+  public static final String FERRY_APPLICATION_PACKAGES = "FERRY_APPLICATION_PACKAGES";
   /** Value of {@link #FERRY_INIT_METHOD}: read everything from these variables. */
   public static final String ENV_INIT_METHOD = "env://";
 
@@ -97,6 +105,24 @@ public final class WorkerEnvironment {
     env.put(MASTER_PORT, Integer.toString(masterPort));
     env.put(FERRY_INIT_METHOD, ENV_INIT_METHOD);
     return env;
+  }
+
+  /**
+   * The value of {@link #FERRY_APPLICATION_PACKAGES} for workers running {@code mainClass}: its package
+   * ({@code .} for the unnamed one) added to {@code inherited} (the variable's value already, or null).
+   */
+  public static String applicationPackages(String mainClass, String inherited) {
+    int dot = mainClass.lastIndexOf('.');
+    String own = dot < 0 ? "." : mainClass.substring(0, dot);
+    if (inherited == null || inherited.isBlank()) {
+      return own;
+    }
+    for (String entry : inherited.split(",")) {
+      if (entry.strip().equals(own)) {
+        return inherited;
+      }
+    }
+    return inherited + "," + own;
   }
 
   /** A fresh random token for one group: 256 bits, URL-safe Base64 without padding (43 characters). */

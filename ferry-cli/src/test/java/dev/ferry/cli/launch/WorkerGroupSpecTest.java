@@ -55,6 +55,17 @@ class WorkerGroupSpecTest {
         .containsEntry("MASTER_ADDR", "10.0.0.1").containsEntry("MASTER_PORT", "29500")
         .containsEntry("FERRY_INIT_METHOD", "env://").containsEntry("EXTRA", "1")
         .containsEntry("FERRY_AUTH_TOKEN", "a-token-of-the-group-0123456789");
+    assertThat(builder.environment().get("FERRY_APPLICATION_PACKAGES")).as("the main class's package, declared callable")
+        .matches("(.*,)?a");
+  }
+
+  @Test
+  void theApplicationsPackageIsTheMainClasssAddedToWhatTheVariableSays() {
+    assertThat(WorkerEnvironment.applicationPackages("com.example.train.Main", null)).isEqualTo("com.example.train");
+    assertThat(WorkerEnvironment.applicationPackages("Ops", null)).as("the unnamed package").isEqualTo(".");
+    assertThat(WorkerEnvironment.applicationPackages("a.b.Outer$Main", " ")).isEqualTo("a.b");
+    assertThat(WorkerEnvironment.applicationPackages("a.b.Main", "org.lib")).isEqualTo("org.lib,a.b");
+    assertThat(WorkerEnvironment.applicationPackages("a.b.Main", "a.b, org.lib")).isEqualTo("a.b, org.lib");
   }
 
   @Test

@@ -20,7 +20,7 @@ import java.util.Set;
  * try (DistAutogradContext context = DistAutograd.context()) {
  *     Tensor t1 = Tensors.rand(3, 3).requiresGrad_(true);
  *     Tensor t2 = Tensors.rand(3, 3).requiresGrad_(true);
- *     Tensor loss = Rpc.rpcSync("worker1", Tensor::add, t1, t2).sum();
+ *     Tensor loss = Rpc.rpcSync("worker1", MyOps::add, t1, t2).sum();   // MyOps.add: a.add(b)
  *     context.backward(List.of(loss));
  *     Map<Tensor, Tensor> grads = context.gradients();   // grads.get(t1): ones(3, 3)
  * }

@@ -2,6 +2,7 @@ package dev.ferry.rpc.store;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.internal.security.NetworkExposure;
 import dev.ferry.rpc.internal.store.InitMethodUrl;
 import dev.ferry.rpc.internal.store.SchedulerEnvironment;
 import dev.ferry.rpc.internal.store.StoreArguments;
@@ -76,10 +77,12 @@ public final class Rendezvous {
     private final Map<String, String> environment;
     private final String authToken;
     private final SSLContext tls;
+    private final boolean allowUnauthenticatedNetwork;
 
     private Rendezvous(Builder builder) {
         this.authToken = builder.authToken;
         this.tls = builder.tls;
+        this.allowUnauthenticatedNetwork = builder.allowUnauthenticatedNetwork;
         this.initMethod = builder.initMethod;
         this.rank = builder.rank;
         this.worldSize = builder.worldSize;
@@ -185,6 +188,10 @@ public final class Rendezvous {
     }
 
     private Store tcp(String host, int port, int rank) {
+        if (rank == 0) {
+            NetworkExposure.checkListen("rank 0's rendezvous store", host, authToken != null || tls != null,
+                    allowUnauthenticatedNetwork);
+        }
         return TcpStore.create(TcpStoreOptions.builder()
                 .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).tls(tls).build());
     }
@@ -273,6 +280,7 @@ public final class Rendezvous {
         private Map<String, String> environment = System.getenv();
         private String authToken;
         private SSLContext tls;
+        private boolean allowUnauthenticatedNetwork;
 
         private Builder() {
         }
@@ -329,6 +337,16 @@ public final class Rendezvous {
          */
         public Builder tls(SSLContext context) {
             this.tls = context;
+            return this;
+        }
+
+        /**
+         * Whether rank 0 of a tcp:// or env:// rendezvous may serve the store on an address other than
+         * loopback with neither {@link #authToken} nor {@link #tls}; default false: {@link Rendezvous#connect()}
+         * refuses it with {@link Code#INVALID_ARGUMENT} (the group's {@code allowUnauthenticatedNetwork}).
+         */
+        public Builder allowUnauthenticatedNetwork(boolean allow) {
+            this.allowUnauthenticatedNetwork = allow;
             return this;
         }
 

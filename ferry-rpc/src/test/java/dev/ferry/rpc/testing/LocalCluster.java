@@ -22,14 +22,20 @@ import java.util.function.UnaryOperator;
  * {@code initRpc} starts them. Closing shuts them all down
  * gracefully, in parallel, with a bounded wait, and then the store.
  *
+ * <p>The workers declare the tests' code the application's ({@value #TEST_CODE}: Ferry's tests live
+ * in Ferry's packages but are compiled apart from its modules, so its own classes stay refused);
+ * {@code b -> b.applicationPackages(List.of(...))} replaces that.
+ *
  * <pre>{@code
  * try (LocalCluster cluster = LocalCluster.start(3)) {
- *     assertThat(cluster.agent(0).rpcSync("worker1", Math::addExact, 1, 2)).isEqualTo(3);
+ *     assertThat(cluster.agent(0).rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
  * }
  * }</pre>
  */
 public final class LocalCluster implements AutoCloseable {
     private static final Duration STEP = Duration.ofSeconds(30);
+    /** The application package the workers declare unless the options say otherwise. */
+    public static final String TEST_CODE = "dev.ferry";
 
     private final TcpStoreServer server;
     private final List<RpcAgent> agents;
@@ -57,7 +63,8 @@ public final class LocalCluster implements AutoCloseable {
         int port = server.address().getPort();
         RpcBackendOptions opts = options.apply(RpcBackendOptions.builder()
                 .initMethod("tcp://127.0.0.1:" + port)
-                .rendezvousTimeout(STEP)).build();
+                .rendezvousTimeout(STEP)
+                .applicationPackage(TEST_CODE)).build();
         ExecutorService starter = Executors.newFixedThreadPool(worldSize);
         List<java.util.concurrent.CompletableFuture<RpcAgent>> starting = new ArrayList<>();
         try {

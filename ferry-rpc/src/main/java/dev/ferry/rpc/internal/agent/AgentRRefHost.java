@@ -106,12 +106,14 @@ final class AgentRRefHost implements RRefHost {
     }
 
     @Override
-    public Object callInterfaceMethod(RRef<?> rref, Method method, Object[] args, Duration timeout) {
+    public Object callInterfaceMethod(RRef<?> rref, Class<?> type, Method method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");
         String descriptor = DESCRIPTORS.computeIfAbsent(method, m -> MethodType.methodType(m.getReturnType(),
                 m.getParameterTypes()).toMethodDescriptorString());
         RpcFuture<Object> reply = agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(INTERFACE_CALL),
-                new Object[] {rref, method.getDeclaringClass().getName(), method.getName(), descriptor, args},
+                // the proxy's interface, not the method's declaring one: the owner's policy judges the
+                // interface the application asked for, which may inherit the method from a JDK interface
+                new Object[] {rref, type.getName(), method.getName(), descriptor, args},
                 timeout, CallHeaders.empty());
         Object value = ((RpcFuture<?>) reply.await()).await();
         return FunctionRef.asDeclaredResult(descriptor, value);

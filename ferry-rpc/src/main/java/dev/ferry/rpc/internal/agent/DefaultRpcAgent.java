@@ -13,11 +13,13 @@ import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.serial.CallRequest;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
+import dev.ferry.rpc.internal.serial.CodeOrigins;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.serial.FunctionPolicy;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.serial.FunctionRefs;
 import dev.ferry.rpc.internal.serial.FunctionResolver;
+import dev.ferry.rpc.internal.serial.NameList;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.serial.WireTypes;
@@ -154,12 +156,16 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.rpcTimeout = options.rpcTimeout();
         this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
         this.callerSpin = new AdaptiveSpin(options.transport().spinTime().toNanos());
-        this.resolver = new FunctionResolver(new FunctionPolicy(options.allowedFunctionPrefixes(), trustedClasses()),
-                classLoader());
+        ClassLoader loader = classLoader();
+        CodeOrigins origins = CodeOrigins.of(loader);
+        NameList application = NameList.of(options.applicationPackages());
+        this.resolver = new FunctionResolver(new FunctionPolicy(application, NameList.of(options.allowedFunctionPrefixes()),
+                trustedClasses(), SystemCalls.class, origins), loader);
         this.profiles = new ProfileRecorder(self.name());
         this.interceptors = withProfiles(withServiceLoaded(options.interceptors(), CallInterceptor.class), profiles);
         this.observers = new CallObservers(withProfiles(withServiceLoaded(List.of(), CallObserver.class), profiles));
-        this.codec = new ObjectCodec(new ClassPolicy(options.allowedClassPrefixes()),
+        this.codec = new ObjectCodec(new ClassPolicy(application, NameList.of(options.allowedClassPrefixes()), origins,
+                        loader),
                 withServiceLoaded(options.serializationExtensions(), SerializationExtension.class),
                 options.outOfBandThreshold(),
                 registry -> {
@@ -242,13 +248,13 @@ public final class DefaultRpcAgent implements RpcAgent {
         return context != null ? context : DefaultRpcAgent.class.getClassLoader();
     }
 
-    /** The classes the class path's {@link TrustedFunctions} providers list, by name. */
-    private static Set<String> trustedClasses() {
-        Set<String> names = new HashSet<>();
+    /** The classes the class path's {@link TrustedFunctions} providers list. */
+    private static Set<Class<?>> trustedClasses() {
+        Set<Class<?>> classes = new HashSet<>();
         for (TrustedFunctions provider : ServiceLoader.load(TrustedFunctions.class)) {
-            provider.classes().forEach(type -> names.add(type.getName()));
+            classes.addAll(provider.classes());
         }
-        return names;
+        return classes;
     }
 
     private static <T> List<T> withServiceLoaded(List<T> configured, Class<T> type) {
@@ -333,6 +339,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         namedCalls.register(name, function, Objects.requireNonNull(defaults, "defaults"));
     }
 
+    IncomingCalls incomingCalls() {
+        return incoming;
+    }
+
     AllGathers allGathers() {
         return allGathers;
     }
@@ -349,7 +359,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         return self;
     }
 
-    java.lang.reflect.Method interfaceMethod(String type, String name, String descriptor) {
+    FunctionResolver.InterfaceMethod interfaceMethod(String type, String name, String descriptor) {
         return resolver.interfaceMethod(type, name, descriptor);
     }
 

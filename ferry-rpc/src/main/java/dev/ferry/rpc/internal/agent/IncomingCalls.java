@@ -9,6 +9,7 @@ import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.observe.CallEvents;
+import dev.ferry.rpc.internal.observe.RateLimitedLog;
 import dev.ferry.rpc.internal.observe.CallObservers;
 import dev.ferry.rpc.internal.observe.ObservedRequest;
 import dev.ferry.rpc.internal.observe.RpcHandleEvent;
@@ -56,6 +57,14 @@ import java.util.function.Function;
  */
 final class IncomingCalls {
     private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
+    /** At most this many refusals are logged per minute and worker; the rest are counted. */
+    static final int REFUSALS_LOGGED_PER_MINUTE = 20;
+    /**
+     * The largest call decoded on the transport thread to see whether its {@code ferry-inline}
+     * header may be honoured (Ferry's inline calls carry a few numbers): a larger one goes to a
+     * request thread, whatever it says.
+     */
+    private static final int MAX_INLINE_BYTES = 16 * 1024;
 
     private final RpcAgent agent;
     private final RRefContext rrefs;
@@ -70,6 +79,7 @@ final class IncomingCalls {
     private final WarmRequestThread warm;
     private final ReadThrottle throttle;
     private final ActivityCounter active = new ActivityCounter();
+    private final RateLimitedLog refusals = RateLimitedLog.perMinute(log, REFUSALS_LOGGED_PER_MINUTE);
     private final AtomicInteger activeAsync = new AtomicInteger();
     private volatile boolean replying = true;
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
@@ -132,18 +142,23 @@ final class IncomingCalls {
         }
         OwnerState owner = created;
         ObservedRequest observed = counted ? observers.request(caller, message.headers(), message.payloadBytes()) : null;
-        if (message.headers().contains(SystemCalls.INLINE)) {
+        Decoded decoded = null;
+        if (message.headers().contains(SystemCalls.INLINE) && message.payloadBytes() <= MAX_INLINE_BYTES) {
             // RRef control messages and fetches never block (a fetch replies when the value is
-            // there): run them here and save a thread hand-off each.
-            run(connection, caller, message, false, owner);
-            return;
+            // there): run them here and save a thread hand-off each. Ferry's own only: a peer that
+            // sends the header on another call does not choose the thread that runs it.
+            decoded = decodeHere(message);
+            if (decoded.isSystemCall(resolver)) {
+                run(connection, caller, message, false, owner, decoded, null);
+                return;
+            }
         }
         if (connection.runsRequestsInline()) {
             // A synchronous-exchange lane's own thread: it may block, and nothing else waits for it.
-            runInline(new Request(connection, caller, message, counted, owner, observed));
+            runInline(new Request(connection, caller, message, counted, owner, decoded, observed));
             return;
         }
-        Request request = new Request(connection, caller, message, counted, owner, observed);
+        Request request = new Request(connection, caller, message, counted, owner, decoded, observed);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
         }
@@ -163,13 +178,43 @@ final class IncomingCalls {
         } finally {
             confirmations = RRefContext.finishRecording();
         }
-        return new Decoded(request, confirmations);
+        return new Decoded(request, confirmations, null);
     }
 
-    /** A request decoded, with the confirmations of RRefs among its arguments still to come. */
-    private record Decoded(CallRequest request, CompletableFuture<Void> confirmations) {
+    /**
+     * The request decoded on this transport thread, or why that failed: the request thread then
+     * reports it (decoding once only, since decoding RRefs registers them).
+     */
+    private Decoded decodeHere(InboundMessage message) {
+        try {
+            return decode(message);
+        } catch (RuntimeException e) {
+            return new Decoded(null, null, e);
+        }
+    }
+
+    /**
+     * A request decoded, with the confirmations of RRefs among its arguments still to come; or the
+     * failure to decode it ({@code request} and {@code confirmations} null).
+     */
+    private record Decoded(CallRequest request, CompletableFuture<Void> confirmations, RuntimeException failure) {
+        /** Whether it is one of Ferry's system calls, with nothing to wait for. */
+        boolean isSystemCall(FunctionResolver resolver) {
+            if (failure != null || !confirmations.isDone()) {
+                return false;
+            }
+            try {
+                return resolver.resolve(request.function()).isSystem();
+            } catch (RuntimeException e) {
+                return false; // unknown or refused: the request thread reports it
+            }
+        }
+
         /** The request, once its RRefs are confirmed (may wait: not on a transport thread). */
         CallRequest awaitConfirmed() {
+            if (failure != null) {
+                throw failure;
+            }
             if (!confirmations.isDone()) {
                 RpcFuture.fromCompletionStage(confirmations).await();
             }
@@ -220,11 +265,14 @@ final class IncomingCalls {
         final InboundMessage message;
         final boolean counted;
         final OwnerState created;
+        /** Decoded already on the transport thread, or null. */
+        final Decoded decoded;
         /** Its timeline for the call observers following it, or null. */
         final ObservedRequest observed;
 
         Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
-                ObservedRequest observed) {
+                Decoded decoded, ObservedRequest observed) {
+            this.decoded = decoded;
             this.observed = observed;
             this.connection = connection;
             this.caller = caller;
@@ -235,7 +283,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created, observed);
+            IncomingCalls.this.run(connection, caller, message, counted, created, decoded, observed);
         }
     }
 
@@ -253,16 +301,10 @@ final class IncomingCalls {
     /**
      * Runs a request on the current thread, which holds a request permit and has the agent as its
      * {@link CurrentAgent} (a transport thread running a control message has neither: those never
-     * block).
+     * block); {@code decoded} if already, {@code observed} if call observers follow it.
      */
     private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created) {
-        run(connection, caller, message, counted, created, null);
-    }
-
-    /** As {@link #run(Connection, WorkerInfo, InboundMessage, boolean, OwnerState)}; {@code observed} if call observers follow it. */
-    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created, ObservedRequest observed) {
+                     OwnerState created, Decoded decoded, ObservedRequest observed) {
         // Out of the queue the throttle counts: from here on this request runs, or blocks on a
         // nested call with its permit given back, and never holds up the requests read after it.
         throttle.left(message.payloadBytes());
@@ -276,12 +318,16 @@ final class IncomingCalls {
         RpcHandleEvent event = CallEvents.beginRequest();
         String outcome = "ok";
         try {
-            CallRequest request = decode(message).awaitConfirmed();
+            CallRequest request = (decoded != null ? decoded : decode(message)).awaitConfirmed();
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             if (observed != null) {
                 observed.decoded(info);
             }
             FunctionInvoker invoker = resolver.resolve(request.function());
+            if (!counted && !invoker.isSystem()) {
+                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "the " + SystemCalls.MARKER.name()
+                        + " header marks Ferry's own calls, not " + invoker.name());
+            }
             Object[] args = request.args() == null ? new Object[0] : request.args();
             if (message.headers().contains(AgentRRefHost.RECEIVER)) {
                 args = withReceiverValue(args, info);
@@ -442,10 +488,16 @@ final class IncomingCalls {
             failure = new RpcException(RpcException.Code.UNAVAILABLE, self.name() + " shut down while running "
                     + info.function() + " for " + info.caller().name());
         }
-        // One line: the error goes back to the caller whole; its stack trace here only when asked for.
-        log.warn("{} failed running request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
-                info.caller().name(), failure.toString());
-        log.debug("{} failed running request #{}", self.name(), info.callId(), failure);
+        if (isRefusal(failure)) {
+            // What a peer may send at will: logged within bounds.
+            refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
+                    info.caller().name(), failure.getMessage());
+        } else {
+            // One line: the error goes back to the caller whole; its stack trace here only when asked for.
+            log.warn("{} failed running request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
+                    info.caller().name(), failure.toString());
+            log.debug("{} failed running request #{}", self.name(), info.callId(), failure);
+        }
         EncodedPayload payload;
         try {
             payload = codec.encode(RemoteErrorInfo.of(failure));
@@ -503,6 +555,17 @@ final class IncomingCalls {
         lane.sendDiverted(info.callId(), lost);
     }
 
+    /** Failures the request itself caused: a function refused or unknown, a value refused or undecodable. */
+    private static boolean isRefusal(Throwable failure) {
+        if (!(failure instanceof RpcException rpc)) {
+            return false;
+        }
+        return switch (rpc.code()) {
+            case UNKNOWN_FUNCTION, SERIALIZATION_ERROR, PROTOCOL_ERROR -> true;
+            default -> false;
+        };
+    }
+
     private void finished() {
         active.decrement();
     }
@@ -515,6 +578,11 @@ final class IncomingCalls {
     /** Waits until no application request is active; {@code timeout} zero means no limit. */
     boolean awaitIdle(java.time.Duration timeout) throws InterruptedException {
         return active.awaitZero(timeout);
+    }
+
+    /** Refusals logged so far (what {@link #REFUSALS_LOGGED_PER_MINUTE} bounds). */
+    long refusalsLogged() {
+        return refusals.logged();
     }
 
     int activeAsync() {

@@ -7,8 +7,6 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.spi.HeaderKey;
 
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
@@ -92,17 +90,7 @@ public final class SystemCalls {
         if (!rref.isOwner()) {
             throw new RpcException(RpcException.Code.UNKNOWN_RREF, rref + " is not owned by " + agent().self().name());
         }
-        Method method = agent().interfaceMethod(type, name, descriptor);
-        Object value = rref.localValue();
-        Object result;
-        try {
-            result = method.invoke(value, args);
-        } catch (InvocationTargetException e) {
-            if (e.getCause() instanceof Error error) {
-                throw error;
-            }
-            throw (Exception) e.getCause();
-        }
+        Object result = agent().interfaceMethod(type, name, descriptor).invoke(rref.localValue(), args);
         if (result instanceof RpcFuture<?> future) {
             @SuppressWarnings("unchecked")
             RpcFuture<Object> pending = (RpcFuture<Object>) future;

@@ -46,5 +46,5 @@ public interface RRefHost {
     <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
 
     /** Runs an interface method on the owner's value (dynamic proxies); waits for the result. */
-    Object callInterfaceMethod(RRef<?> rref, Method method, Object[] args, Duration timeout);
+    Object callInterfaceMethod(RRef<?> rref, Class<?> type, Method method, Object[] args, Duration timeout);
 }

@@ -14,8 +14,10 @@ public final class FunctionInvoker {
     private final MethodHandle spread;
     private final int arity;
     private final boolean async;
+    private final boolean system;
 
-    FunctionInvoker(String name, MethodHandle handle, boolean async) {
+    FunctionInvoker(String name, MethodHandle handle, boolean async, boolean system) {
+        this.system = system;
         this.name = name;
         this.arity = handle.type().parameterCount();
         this.spread = handle.asFixedArity()
@@ -27,6 +29,11 @@ public final class FunctionInvoker {
     /** True when the method is marked {@link dev.ferry.rpc.AsyncExecution}. */
     public boolean isAsync() {
         return async;
+    }
+
+    /** True for Ferry's own system calls, the only ones whose headers may steer how they run. */
+    public boolean isSystem() {
+        return system;
     }
 
     public String name() {

@@ -9,14 +9,19 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Executable;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * Resolves a {@link FunctionRef} sent by a peer to a callable method on this worker, after
- * checking the {@link FunctionPolicy}. Resolutions are cached, so a function is looked up once
- * however often it is called.
+ * Resolves what a peer names, a {@link FunctionRef} or an interface method of an RRef proxy, to
+ * something this worker runs, if the {@link FunctionPolicy} allows it; otherwise the call fails
+ * with {@link RpcException.Code#UNKNOWN_FUNCTION} naming the method and the rule. The named class
+ * is loaded without being initialized, so a refused class runs none of its code. Resolutions are
+ * cached (only allowed methods, so the cache is bounded by the program's code): a function is
+ * looked up once however often it is called.
  *
  * <p>This class is thread-safe.
  */
@@ -41,65 +46,101 @@ public final class FunctionResolver {
     }
 
     /**
-     * An interface method named by a peer (for RRef proxies), after the same policy check as
-     * functions. The method is then invoked on a value this worker owns.
+     * A public instance method of interface {@code type}, declared there or inherited, named by a peer
+     * for an RRef proxy, after the policy's check of {@code type}. It is then invoked on a value this
+     * worker owns, which must implement {@code type}.
      */
-    public java.lang.reflect.Method interfaceMethod(String type, String name, String descriptor) {
-        String denial = policy.denialReason(type);
-        if (denial != null) {
-            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "cannot call " + type + "::" + name + ": " + denial);
+    public InterfaceMethod interfaceMethod(String type, String name, String descriptor) {
+        String display = type + "::" + name;
+        Class<?> owner = load(type, display);
+        if (!owner.isInterface()) {
+            throw unknown(display, type + " is not an interface");
         }
+        Method method;
         try {
-            Class<?> owner = Class.forName(type, false, classLoader);
-            if (!owner.isInterface()) {
-                throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, type + " is not an interface");
-            }
-            MethodType methodType = MethodType.fromMethodDescriptorString(descriptor, classLoader);
-            return owner.getMethod(name, methodType.parameterArray());
-        } catch (ClassNotFoundException | TypeNotPresentException e) {
-            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "interface " + type + " is not on this worker's class path");
+            method = owner.getMethod(name, MethodType.fromMethodDescriptorString(descriptor, classLoader).parameterArray());
         } catch (NoSuchMethodException e) {
-            throw new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "no method " + name + descriptor + " in " + type);
+            throw unknown(display, "no method " + name + descriptor + " in " + type);
+        } catch (TypeNotPresentException | IllegalArgumentException e) {
+            throw unknown(display, "bad descriptor " + descriptor + ": " + e.getMessage());
+        }
+        if (Modifier.isStatic(method.getModifiers())) {
+            throw unknown(display, "static interface methods are not called through proxies");
+        }
+        String refusal = policy.refusal(owner, method);
+        if (refusal != null) {
+            throw unknown(display, refusal);
+        }
+        return new InterfaceMethod(owner, method);
+    }
+
+    /** An interface method a peer named for an RRef proxy, with the interface it named. */
+    public record InterfaceMethod(Class<?> type, Method method) {
+        /**
+         * Runs the method on {@code value}, which must implement the named interface; what the method
+         * throws propagates unchanged.
+         */
+        public Object invoke(Object value, Object[] args) throws Exception {
+            if (!type.isInstance(value)) {
+                throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "the RRef's value, a "
+                        + (value == null ? "null" : value.getClass().getName()) + ", does not implement " + type.getName());
+            }
+            try {
+                return method.invoke(value, args);
+            } catch (InvocationTargetException e) {
+                if (e.getCause() instanceof Error error) {
+                    throw error;
+                }
+                throw (Exception) e.getCause();
+            }
         }
     }
 
     private FunctionInvoker doResolve(FunctionRef ref) {
-        String denial = policy.denialReason(ref.className());
-        if (denial != null) {
-            throw unknown(ref, denial);
-        }
+        String display = ref.className() + "::" + ref.methodName();
+        Class<?> owner = load(ref.className(), display);
         try {
-            Class<?> owner = Class.forName(ref.className(), false, classLoader);
             MethodType type = MethodType.fromMethodDescriptorString(ref.descriptor(), classLoader);
-            Executable target;
-            MethodHandle handle;
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            if (ref.kind() == MethodHandleInfo.REF_newInvokeSpecial) {
-                Constructor<?> constructor = owner.getDeclaredConstructor(type.parameterArray());
-                constructor.setAccessible(true);
-                target = constructor;
-                handle = lookup.unreflectConstructor(constructor);
-            } else {
-                Method method = owner.getDeclaredMethod(ref.methodName(), type.parameterArray());
-                method.setAccessible(true);
-                target = method;
-                handle = lookup.unreflect(method);
+            Executable target = ref.kind() == MethodHandleInfo.REF_newInvokeSpecial
+                    ? owner.getDeclaredConstructor(type.parameterArray())
+                    : owner.getDeclaredMethod(ref.methodName(), type.parameterArray());
+            String refusal = policy.refusal(owner, target);
+            if (refusal != null) {
+                throw unknown(display, refusal);
             }
+            // Package-private methods and lambdas' bodies of callable classes, not public: a lookup
+            // of Ferry's cannot reach them otherwise.
+            target.setAccessible(true);
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            MethodHandle handle = target instanceof Constructor<?> constructor
+                    ? lookup.unreflectConstructor(constructor) : lookup.unreflect((Method) target);
             boolean async = target.isAnnotationPresent(AsyncExecution.class);
-            return new FunctionInvoker(ref.displayName(), handle, async);
-        } catch (ClassNotFoundException | TypeNotPresentException e) {
-            throw unknown(ref, "class " + e.getMessage() + " is not on this worker's class path"
-                    + " (Ferry sends functions by reference; the callee must have the same classes)");
+            return new FunctionInvoker(ref.displayName(), handle, async, policy.isSystem(owner));
+        } catch (TypeNotPresentException e) {
+            throw unknown(display, "class " + e.typeName() + " is not on this worker's class path");
         } catch (NoSuchMethodException e) {
-            throw unknown(ref, "no method " + ref.methodName() + ref.descriptor() + " in " + ref.className()
+            throw unknown(display, "no method " + ref.methodName() + ref.descriptor() + " in " + ref.className()
                     + " on this worker (is it running a different version of the code?)");
+        } catch (RpcException e) {
+            throw e;
         } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-            throw unknown(ref, e.toString());
+            throw unknown(display, e.toString());
         }
     }
 
-    private static RpcException unknown(FunctionRef ref, String why) {
-        return new RpcException(RpcException.Code.UNKNOWN_FUNCTION,
-                "cannot call " + ref.className() + "::" + ref.methodName() + ": " + why);
+    /** Loads {@code name} without initializing it: nothing of a class runs before the policy allowed it. */
+    private Class<?> load(String name, String display) {
+        try {
+            return Class.forName(name, false, classLoader);
+        } catch (ClassNotFoundException e) {
+            throw unknown(display, "class " + name + " is not on this worker's class path"
+                    + " (Ferry sends functions by reference; the callee must have the same classes)");
+        } catch (LinkageError | RuntimeException e) {
+            throw unknown(display, "class " + name + " cannot be loaded: " + e);
+        }
+    }
+
+    private static RpcException unknown(String display, String why) {
+        return new RpcException(RpcException.Code.UNKNOWN_FUNCTION, "cannot call " + display + ": " + why);
     }
 }

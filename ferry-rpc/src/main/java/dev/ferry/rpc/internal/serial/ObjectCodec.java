@@ -8,7 +8,9 @@ import dev.ferry.rpc.spi.SerializationExtension;
 import dev.ferry.rpc.spi.TypeRegistry;
 import org.apache.fory.Fory;
 import org.apache.fory.config.ForyBuilder;
+import org.apache.fory.exception.InsecureException;
 import org.apache.fory.memory.MemoryBuffer;
+import org.apache.fory.resolver.TypeChecker;
 import org.apache.fory.resolver.TypeResolver;
 import org.apache.fory.serializer.BufferCallback;
 import org.apache.fory.serializer.BufferObject;
@@ -19,11 +21,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Encodes and decodes values with Apache Fory, configured for untrusted peers: classes that
- * arrive by name pass the {@link ClassPolicy}; Ferry's own wire types and the extensions' types
- * have explicit ids; depth and size are bounded. Binary buffers of at least
+ * arrive by name pass the class policy (an agent's is a {@link ClassPolicy}); Ferry's own wire
+ * types and the extensions' types have explicit ids; depth and size are bounded. Binary buffers of at least
  * {@code outOfBandThreshold} bytes (primitive arrays, {@link ByteBuffer}s, custom buffer objects)
  * are kept out of the in-band stream.
  *
@@ -50,13 +54,16 @@ public final class ObjectCodec {
      * without buffers is sent with the bit cleared. Pinned by {@code ObjectCodecTest}.
      */
     static final int OUT_OF_BAND_FLAG = 0x02;
+    /** The class in Fory's refusals: "Class X is forbidden for deserialization", "class X is not registered". */
+    private static final Pattern REFUSED_CLASS = Pattern.compile(
+            "^Class (\\S+) is forbidden|^(?:class |interface )?(\\S+) is not registered");
 
     private final ForyPool fory;
     private final int outOfBandThreshold;
     private final Object attachment;
     private final RpcAgent agent;
 
-    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
+    public ObjectCodec(TypeChecker policy, List<SerializationExtension> extensions, int outOfBandThreshold) {
         this(policy, extensions, outOfBandThreshold, registry -> { }, null, 1L << 30);
     }
 
@@ -64,13 +71,13 @@ public final class ObjectCodec {
      * With {@code internal}: registrations of Ferry's own, which may use reserved ids; and
      * {@code attachment}: what serializers see as {@link #currentAttachment()} while this codec works.
      */
-    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
+    public ObjectCodec(TypeChecker policy, List<SerializationExtension> extensions, int outOfBandThreshold,
                        SerializationExtension internal, Object attachment, long maxMessageBytes) {
         this(policy, extensions, outOfBandThreshold, internal, attachment, maxMessageBytes, null);
     }
 
     /** With {@code agent}: the agent whose messages this codec encodes and decodes ({@link MessageContext#agent()}). */
-    public ObjectCodec(ClassPolicy policy, List<SerializationExtension> extensions, int outOfBandThreshold,
+    public ObjectCodec(TypeChecker policy, List<SerializationExtension> extensions, int outOfBandThreshold,
                        SerializationExtension internal, Object attachment, long maxMessageBytes, RpcAgent agent) {
         this.outOfBandThreshold = outOfBandThreshold;
         this.attachment = attachment;
@@ -124,7 +131,7 @@ public final class ObjectCodec {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "cannot encode a value of type " + typeName(value) + ": " + e.getMessage(), e);
+                    "cannot encode a value of type " + typeName(value) + ": " + describe(e, e.getMessage()), e);
         } finally {
             CURRENT.set(previous);
             MESSAGE.set(previousHeaders);
@@ -160,7 +167,7 @@ public final class ObjectCodec {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "cannot decode a message: " + innermostMessage(e), e);
+                    "cannot decode a message: " + describe(e, innermostMessage(e)), e);
         } finally {
             CURRENT.set(previous);
             MESSAGE.set(previousHeaders);
@@ -194,6 +201,20 @@ public final class ObjectCodec {
                             + " (is the class missing or different on this worker?)");
         }
         return type.cast(value);
+    }
+
+    /** What went wrong: the class policy's refusal in Ferry's words, else {@code otherwise}. */
+    private static String describe(Throwable e, String otherwise) {
+        for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof InsecureException && cause.getMessage() != null) {
+                Matcher refused = REFUSED_CLASS.matcher(cause.getMessage());
+                String name = refused.find() ? refused.group(1) != null ? refused.group(1) : refused.group(2) : "a class";
+                return "the class policy refuses " + name + ": only the JDK's value types, the application's classes"
+                        + " (RpcBackendOptions.Builder.applicationPackage) and the types allowClassPrefix names travel"
+                        + " by name";
+            }
+        }
+        return otherwise;
     }
 
     /**

@@ -14,7 +14,7 @@ class HelloTest {
 
     @Test
     void aHelloCrossesTheWireWithItsHandWrittenSerializer() {
-        ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024, Hello::register, null, 1L << 20);
+        ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024, Hello::register, null, 1L << 20);
         Hello hello = new Hello("group-7f3a", "trainer\u00e9", 12);
 
         EncodedPayload payload = codec.encode(hello);

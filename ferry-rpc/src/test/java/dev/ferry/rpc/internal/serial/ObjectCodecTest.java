@@ -19,7 +19,7 @@ class ObjectCodecTest {
     record Secret(String value) {
     }
 
-    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024);
 
     private static Object roundTrip(ObjectCodec codec, EncodedPayload payload) {
         List<ByteBuffer> outOfBand = payload.outOfBand().stream().map(b -> {
@@ -60,7 +60,7 @@ class ObjectCodecTest {
 
     @Test
     void idsBelowTheUserRangeArePerRangeAndOwner() {
-        ClassPolicy policy = new ClassPolicy(List.of());
+        ClassPolicy policy = new ClassPolicy(List.of("dev.ferry"));
         assertThatThrownBy(() -> new ObjectCodec(policy, List.of(new ApplicationExtension(Secret.class, 900)), 64 * 1024))
                 .isInstanceOfSatisfying(RpcException.class,
                         e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
@@ -128,7 +128,7 @@ class ObjectCodecTest {
 
     @Test
     void knownGadgetClassesAreRefused() {
-        ClassPolicy policy = new ClassPolicy(List.of());
+        ClassPolicy policy = new ClassPolicy(List.of("dev.ferry"));
         assertThat(policy.isAllowed("java.lang.ProcessBuilder")).isFalse();
         assertThat(policy.isAllowed("org.apache.commons.collections.functors.InvokerTransformer")).isFalse();
         assertThat(policy.isAllowed("javax.naming.InitialContext")).isFalse();

@@ -15,7 +15,7 @@ class WireSerializersTest {
     record Point(int x, int y) {
     }
 
-    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+    private static final ObjectCodec CODEC = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024);
 
     private static Object roundTrip(Object value) {
         EncodedPayload payload = CODEC.encode(value);

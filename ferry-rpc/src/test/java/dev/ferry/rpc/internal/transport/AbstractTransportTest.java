@@ -44,7 +44,7 @@ public abstract class AbstractTransportTest {
     private final List<Transport> transports = new ArrayList<>();
     private final Map<Transport, String> addresses = new HashMap<>();
     private final List<Throwable> sendFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final ObjectCodec outOfBandCodec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+    private final ObjectCodec outOfBandCodec = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024);
     private Recorder serverEvents;
     private Recorder clientEvents;
     private Transport server;
@@ -168,7 +168,7 @@ public abstract class AbstractTransportTest {
 
     @Test
     void largeMessageWithOutOfBandBuffersArrivesIntact() throws Exception {
-        ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+        ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024);
         float[] big = new float[1 << 20];
         for (int i = 0; i < big.length; i++) {
             big[i] = i * 0.25f;

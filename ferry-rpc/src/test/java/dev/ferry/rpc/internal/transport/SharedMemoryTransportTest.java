@@ -44,7 +44,7 @@ class SharedMemoryTransportTest {
     private static final Path SHM = Path.of("/dev/shm");
     private static final int MIB = 1 << 20;
 
-    private final ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+    private final ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024);
     private final List<Transport> transports = new ArrayList<>();
     private final List<Throwable> sendFailures = new java.util.concurrent.CopyOnWriteArrayList<>();
 
