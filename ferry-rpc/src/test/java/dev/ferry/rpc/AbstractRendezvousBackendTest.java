@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -24,7 +25,7 @@ public abstract class AbstractRendezvousBackendTest {
     /** The init method URL of a fresh, empty namespace named {@code job} on the plug-in's server. */
     protected abstract String initMethod(String job);
 
-    private static String whoAmI() {
+    static String whoAmI() {
         return Rpc.getWorkerInfo().name();
     }
 
@@ -59,7 +60,7 @@ public abstract class AbstractRendezvousBackendTest {
 
     private RpcBackendOptions options(Duration rendezvousTimeout) {
         return RpcBackendOptions.builder().initMethod(initMethod("job-" + JOBS.incrementAndGet()))
-                .rendezvousTimeout(rendezvousTimeout).build();
+                .rendezvousTimeout(rendezvousTimeout).applicationPackage(LocalCluster.TEST_CODE).build();
     }
 
     @Test

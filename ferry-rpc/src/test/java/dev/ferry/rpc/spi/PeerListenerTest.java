@@ -1,5 +1,6 @@
 package dev.ferry.rpc.spi;
 
+import dev.ferry.rpc.Ops;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.testing.LocalCluster;
@@ -38,8 +39,8 @@ class PeerListenerTest {
             HEARD.clear();
             RpcAgent w0 = cluster.agent(0);
             RpcAgent w1 = cluster.agent(1);
-            w0.rpcSync("worker2", Math::addExact, 1, 2);
-            w1.rpcSync("worker2", Math::addExact, 1, 2);
+            w0.rpcSync("worker2", Ops::add, 1, 2);
+            w1.rpcSync("worker2", Ops::add, 1, 2);
             cluster.agent(2).shutdown(false, Duration.ZERO); // worker2 dies
 
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
@@ -52,8 +53,8 @@ class PeerListenerTest {
         }
         try (LocalCluster cluster = LocalCluster.start(2)) {
             HEARD.clear();
-            cluster.agent(0).rpcSync("worker1", Math::addExact, 1, 2);
-            cluster.agent(1).rpcSync("worker0", Math::addExact, 1, 2);
+            cluster.agent(0).rpcSync("worker1", Ops::add, 1, 2);
+            cluster.agent(1).rpcSync("worker0", Ops::add, 1, 2);
             cluster.close(); // graceful: both shut down together
             assertThat(HEARD).isEmpty();
         }

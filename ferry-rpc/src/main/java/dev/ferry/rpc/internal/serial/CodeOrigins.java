@@ -16,8 +16,8 @@ import java.util.Set;
  * ({@code Rpc.shutdown}) callable.
  *
  * <p>The JDK's classes are those of the boot and platform class loaders. Ferry's library modules
- * ({@code ferry-rpc}, {@code ferry-tensor}, {@code ferry-distributed}, {@code ferry-cli}) each carry
- * the resource {@value #MARKER}; a class in a {@code dev.ferry} package is Ferry's own when its code
+ * ({@code ferry-rpc}, {@code ferry-tensor}, {@code ferry-distributed}, {@code ferry-cli} and the
+ * optional ones: metrics, tracing, stores) each carry the resource {@value #MARKER}; a class in a {@code dev.ferry} package is Ferry's own when its code
  * source (the jar or directory it was loaded from) holds that resource, or when it has none to
  * tell. Applications and Ferry's examples and benchmarks carry no marker, and neither do the
  * directories tests are compiled into.
