@@ -56,7 +56,7 @@ class NetworkFaultsTest {
             ProcessBuilder builder = new ProcessBuilder(hosts.on(rank, command)).redirectErrorStream(true);
             builder.environment().putAll(java.util.Map.of("RANK", Integer.toString(rank), "WORLD_SIZE", "3",
                     "MASTER_ADDR", hosts.address(0), "MASTER_PORT", "29500", "FERRY_SOCKET_HOST", hosts.address(rank),
-                    "FERRY_AUTH_TOKEN", TOKEN));
+                    "FERRY_AUTH_TOKEN", TOKEN, "FERRY_APPLICATION_PACKAGES", CallerMain.class.getPackageName()));
             Process worker = builder.start();
             workers.add(worker);
             BlockingQueue<String> queue = rank == 0 ? rank0 : new LinkedBlockingQueue<>();
