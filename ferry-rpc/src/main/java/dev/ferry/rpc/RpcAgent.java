@@ -63,9 +63,11 @@ public interface RpcAgent extends AutoCloseable {
 
     /**
      * As {@link #invoke}, waiting for the result ({@link RpcFuture#await()}): what
-     * {@link RpcTarget#rpcSync} calls. An agent may take a faster path for a call its caller waits
-     * for alone (Ferry's default agent: a synchronous-exchange lane, where the calling thread reads
-     * the answer itself); the result, failures and timeout are those of {@code invoke(…).await()}.
+     * {@link RpcTarget#rpcSync} calls. It is {@code invoke(…).await()} in every way a program can
+     * see: result, error codes and messages, timeout, what an interrupt does (the caller gives up,
+     * the call goes on), and where the callee runs the call. Only its speed may differ: knowing
+     * the caller waits for this call alone, a transport may let the calling thread read the answer
+     * itself (Ferry's Netty transport: a synchronous-exchange lane).
      */
     default <R> R invokeAndWait(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
         return this.<R>invoke(to, function, args, timeout).await();

@@ -4,7 +4,6 @@ import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

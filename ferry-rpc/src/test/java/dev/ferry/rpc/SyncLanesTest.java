@@ -236,36 +236,6 @@ class SyncLanesTest {
     }
 
     @Test
-    void anInterruptedCallerGivesUpAndLaterCallsStillWork() throws Exception {
-        RpcAgent w0 = cluster.agent(0);
-        awaitLane(w0, "worker1");
-        gate = new CountDownLatch(1);
-        entered = new CountDownLatch(1);
-        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
-        Thread caller = new Thread(() -> {
-            try {
-                w0.rpcSync("worker1", SyncLanesTest::gated, 1);
-                outcome.complete(null);
-            } catch (Throwable e) {
-                outcome.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError("flag cleared", e));
-            }
-        });
-        try {
-            caller.start();
-            assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
-            caller.interrupt();
-            assertThat(outcome.get(30, TimeUnit.SECONDS))
-                    .isInstanceOfSatisfying(RpcException.class,
-                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.INTERNAL))
-                    .hasMessageContaining("Interrupted");
-        } finally {
-            gate.countDown();
-        }
-        caller.join(30_000);
-        assertThat(w0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
-    }
-
-    @Test
     void withATokenLanesAuthenticateAndAStrangerIsDropped() throws Exception {
         try (LocalCluster secured = LocalCluster.start(2, b -> b.authToken("a-secret-of-the-group-0123456789"))) {
             RpcAgent w0 = secured.agent(0);

@@ -91,7 +91,7 @@ final class AgentRRefHost implements RRefHost {
                 CallHeaders.empty().with(RECEIVER, "1"));
     }
 
-    /** As {@link #callOnValue}; the call may go over a synchronous-exchange lane ({@link LaneCalls}). */
+    /** As {@link #callOnValue}, then waits, as {@code rpcSync} does. */
     @Override
     public <R> R callOnValueAndWait(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");

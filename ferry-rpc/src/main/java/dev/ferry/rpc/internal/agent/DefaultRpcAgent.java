@@ -9,6 +9,7 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WaitAllScope;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.DedicatedThreads;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.serial.CallRequest;
@@ -34,12 +35,13 @@ import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
-import dev.ferry.rpc.internal.transport.Connection;
-import dev.ferry.rpc.internal.transport.SyncLane;
-import dev.ferry.rpc.internal.transport.SyncLaneConnection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
+import dev.ferry.rpc.internal.transport.Responder;
 import dev.ferry.rpc.internal.transport.Transport;
 import dev.ferry.rpc.internal.transport.TransportFactory;
 import dev.ferry.rpc.internal.transport.TransportListener;
+import dev.ferry.rpc.internal.transport.TransportThreads;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
@@ -141,8 +143,6 @@ public final class DefaultRpcAgent implements RpcAgent {
     private volatile WorkerDirectory directory;
     private volatile String address;
     private PeerConnections connections;
-    /** Calls waited for alone, over synchronous-exchange lanes; set at join. */
-    private volatile LaneCalls laneCalls;
     private final Listener listener = new Listener();
     private IncomingCalls incoming;
 
@@ -176,7 +176,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         // Callbacks of this agent's futures run on its transport and timer threads: they see
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
-        this.transport = transports.create(options, self.name(), runnable -> io.newThread(bindCurrent(runnable)));
+        // A dedicated thread (a lane's accepting end) runs the requests it reads, as this agent's.
+        this.transport = transports.create(options, self.name(), new TransportThreads(
+                runnable -> io.newThread(bindCurrent(runnable)),
+                DedicatedThreads.factory("ferry-lane-" + self.name(), () -> CurrentAgent.set(this))));
         this.timer = new AgentTimer(runnable -> new Thread(bindCurrent(runnable), "ferry-timer-" + self.name()),
                 pending::expire);
         this.userDeletes = new UserDeletes(
@@ -228,8 +231,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, observers, options.numWorkerThreads(),
                 rrefs, throttle, counters, options.transport().spinTime().toNanos(),
-                task -> timer.schedule(task, WATCHDOG_NANOS), peer -> connections.get(peer));
-        laneCalls = new LaneCalls(transport.syncLanes(), groupId, self.name(), options.maxMessageBytes());
+                task -> timer.schedule(task, WATCHDOG_NANOS));
         connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
         WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
         directory = workers;
@@ -395,7 +397,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         return future;
     }
 
-    /** As {@link #invoke}; the call may go over a synchronous-exchange lane ({@link LaneCalls}). */
+    /**
+     * {@link #invoke} and then {@code await()}, with one difference the caller cannot see: the
+     * transport is told the calling thread waits for this call alone ({@link PeerChannel#exchange}),
+     * so it may read the answer on this thread (a lane). Results, errors, timeouts, interrupts and
+     * where the callee runs the call are the same.
+     */
     @Override
     public <R> R invokeAndWait(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout) {
         RpcFuture<R> future = send(to, FunctionRefs.of(function), args, timeout, false, CallHeaders.empty(), true);
@@ -425,7 +432,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         return send(to, FunctionRefs.of(function), args, timeout, true, INLINE_HEADERS);
     }
 
-    /** As {@link #invokeWithHeaders}, waiting: the call may go over a lane ({@link LaneCalls}). */
+    /** As {@link #invokeWithHeaders}, then waits, as {@link #invokeAndWait} does. */
     <R> R invokeWithHeadersAndWait(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout,
                                    CallHeaders headers) {
         return this.<R>send(to, function, args, timeout, false, headers, true).await();
@@ -443,7 +450,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         return send(to, function, args, timeout, system, base, false);
     }
 
-    /** {@code waits}: the calling thread waits for this call alone next, so it may read the answer itself. */
+    /** {@code waits}: the calling thread waits for this call alone next ({@link PeerChannel#exchange}). */
     @SuppressWarnings("unchecked")
     private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
                                   CallHeaders base, boolean waits) {
@@ -452,10 +459,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         WorkerInfo callee = workers.member(to);
         long id = nextCallId.getAndIncrement();
         CallInfo info = new CallInfo(self, callee, id, function.displayName());
-        CallHeaders headers = system ? base.with(SystemCalls.MARKER, "1") : base;
+        CallHeaders own = system ? base.with(SystemCalls.MARKER, "1") : base;
+        CallHeaders headers = own;
         for (CallInterceptor interceptor : interceptors) {
             headers = interceptor.beforeSendRequest(info, args, headers);
         }
+        boolean interceptorContext = headers != own;
         ObservedCall observed = system ? null : observers.call(info, headers, start);
         EncodedPayload payload = codec.encode(new CallRequest(function, args), headers);
         if (observed != null) {
@@ -481,43 +490,54 @@ public final class DefaultRpcAgent implements RpcAgent {
             call.deadline = deadline == 0 ? 1 : deadline;
             timer.armed(call.deadline);
         }
-        CompletableFuture<Connection> connecting = connections.get(callee);
-        Connection open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
+        CompletableFuture<PeerChannel> connecting = connections.get(callee);
+        PeerChannel open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
         if (open != null) {
-            SyncLane lane = waits && !system ? laneCalls.acquire(workers.addressOf(callee.name()), message) : null;
-            if (lane != null) {
-                call.connection = open; // fails with it, like a call sent on it
-                laneCalls.exchange(lane, call, message, answer -> listener.onAnswer(open, answer),
-                        lost -> pending.fail(id, LaneCalls.lost(callee.name(), lost)));
-                return (RpcFuture<R>) future;
-            }
-            // The usual case: the connection is up, send without a completion stage per call.
-            sendOn(open, call, message);
+            // The usual case: the channel is up, send without a completion stage per call.
+            sendOn(open, call, message, system, interceptorContext, waits);
         } else {
-            connecting.whenComplete((connection, error) -> {
+            connecting.whenComplete((channel, error) -> {
                 if (error != null) {
                     pending.fail(id, error instanceof RpcException rpc ? rpc
                             : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
                     return;
                 }
-                sendOn(connection, call, message);
+                sendOn(channel, call, message, system, interceptorContext, false); // not on the caller's thread
             });
         }
         return (RpcFuture<R>) future;
     }
 
-    private void sendOn(Connection connection, PendingCall call, OutboundMessage message) {
+    /**
+     * Hands {@code message} to {@code channel}, as an exchange when the calling thread waits for it
+     * alone next ({@code waits}); whatever fails fails the call, with the same error either way.
+     */
+    private void sendOn(PeerChannel channel, PendingCall call, OutboundMessage message, boolean system,
+                        boolean interceptorContext, boolean waits) {
         WorkerInfo callee = call.info.callee();
         long id = call.id;
-        call.connection = connection;
+        call.connection = channel;
+        CallBalance calls = PeerLink.of(channel).calls;
         try {
-            connection.send(message, failure -> pending.fail(id, unavailable(callee, failure)));
+            Delivery delivery = Deliveries.ofCall(system, interceptorContext, message.headers(),
+                    calls.sending(MessageKind.CALL, id));
+            java.util.function.Consumer<Throwable> lost = failure -> pending.fail(id, unavailable(callee, failure));
+            try {
+                if (waits) {
+                    channel.exchange(message, delivery, call.deadline, lost);
+                } else {
+                    channel.send(message, delivery, lost);
+                }
+            } catch (RuntimeException e) {
+                calls.withdrawn(MessageKind.CALL); // refused (too large, say): never answered
+                throw e;
+            }
         } catch (RpcException e) {
             pending.fail(id, e);
         } catch (RuntimeException e) {
             pending.fail(id, new RpcException(RpcException.Code.INTERNAL, "cannot send to " + callee.name(), e));
         }
-        if (!connection.isActive()) {
+        if (!channel.isActive()) {
             pending.fail(id, unavailable(callee, null));
         }
     }
@@ -687,64 +707,53 @@ public final class DefaultRpcAgent implements RpcAgent {
     /** Handles what the transport reads; runs on transport threads, so it never blocks. */
     private final class Listener implements TransportListener {
         @Override
-        public void onMessage(Connection connection, InboundMessage message) {
+        public void onMessage(PeerChannel channel, InboundMessage message) {
             switch (message.kind()) {
-                case HELLO -> onHello(connection, message);
-                case CALL -> onCall(connection, message);
-                case REPLY, ERROR -> onAnswer(connection, message);
+                case HELLO -> onHello(channel, message);
+                case REPLY, ERROR -> onAnswer(channel, message);
+                case CALL -> throw new IllegalStateException("a call delivered as a message");
             }
         }
 
-        @Override
-        public boolean onLaneAccepted(SyncLaneConnection lane, byte[] preface) {
-            LaneCalls calls = laneCalls;
-            WorkerDirectory workers = directory;
-            String opener = calls == null ? null : calls.openerOf(preface);
-            // A worker shutting down gracefully still answers calls (the group's shutdown waits
-            // for them): only a closed one refuses.
-            if (workers == null || state == State.CLOSED || opener == null || !workers.containsName(opener)) {
-                log.warn("{}: refusing a lane from {}: {}", self.name(), lane.remoteAddress(),
-                        opener == null ? "not of this group" : workers == null ? "not joined yet"
-                                : state == State.CLOSED ? "shut down" : opener + " is not a member");
-                return false;
-            }
-            lane.attach(workers.byName(opener));
-            return true;
-        }
-
-        private void onHello(Connection connection, InboundMessage message) {
+        private void onHello(PeerChannel channel, InboundMessage message) {
             Hello hello;
             try {
                 hello = codec.decode(message.inBand(), message.outOfBand(), Hello.class);
             } catch (RpcException e) {
-                log.warn("{}: bad hello from {}: {}", self.name(), connection.remoteAddress(), e.getMessage());
-                connection.close();
+                log.warn("{}: bad hello from {}: {}", self.name(), channel.remoteAddress(), e.getMessage());
+                channel.close();
                 return;
             }
-            connections.accept(connection, hello);
+            connections.accept(channel, hello);
         }
 
-        private void onCall(Connection connection, InboundMessage message) {
-            if (!connections.deferUntilAccepted(connection, () -> dispatchCall(connection, message))) {
-                dispatchCall(connection, message);
+        @Override
+        public void onCall(PeerChannel channel, InboundMessage call, Responder responder) {
+            if (!connections.deferUntilAccepted(channel, () -> dispatchCall(channel, call, responder))) {
+                dispatchCall(channel, call, responder);
             }
         }
 
-        private void dispatchCall(Connection connection, InboundMessage message) {
-            if (connection.attachment() instanceof WorkerInfo caller) {
-                incoming.submit(connection, caller, message);
+        private void dispatchCall(PeerChannel channel, InboundMessage call, Responder responder) {
+            if (PeerLink.of(channel) instanceof PeerLink link) {
+                link.calls.received(call);
+                incoming.submit(channel, link, call, responder);
             } else {
                 log.warn("{}: closing connection from {}: a call before the handshake", self.name(),
-                        connection.remoteAddress());
-                connection.close();
+                        channel.remoteAddress());
+                channel.close();
             }
         }
 
-        private void onAnswer(Connection connection, InboundMessage message) {
+        private void onAnswer(PeerChannel channel, InboundMessage message) {
+            PeerLink link = PeerLink.of(channel);
+            if (link != null) {
+                link.calls.received(message);
+            }
             PendingCall call = pending.remove(message.id());
             if (call == null) {
                 log.debug("{}: dropping a late answer to call #{} from {}", self.name(), message.id(),
-                        connection.attachment());
+                        link != null ? link.worker : channel.remoteAddress());
                 return;
             }
             call.answered(message.payloadBytes());
@@ -770,11 +779,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
 
         @Override
-        public void onClosed(Connection connection, Throwable cause) {
+        public void onClosed(PeerChannel connection, Throwable cause) {
             if (connections != null) {
                 connections.closed(connection);
             }
-            if (connection.attachment() instanceof WorkerInfo peer) {
+            if (PeerLink.of(connection) instanceof PeerLink link) {
+                WorkerInfo peer = link.worker;
                 pending.failConnection(connection, call -> unavailable(peer, cause));
                 if (state == State.RUNNING && cause != null) {
                     log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());

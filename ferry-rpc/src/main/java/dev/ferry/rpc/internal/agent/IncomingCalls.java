@@ -8,6 +8,7 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.DedicatedThreads;
 import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.RateLimitedLog;
 import dev.ferry.rpc.internal.observe.CallObservers;
@@ -21,15 +22,15 @@ import dev.ferry.rpc.internal.serial.FunctionInvoker;
 import dev.ferry.rpc.internal.serial.FunctionResolver;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
-import dev.ferry.rpc.internal.transport.Connection;
-import dev.ferry.rpc.internal.transport.SyncLaneConnection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
+import dev.ferry.rpc.internal.transport.Responder;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
-import dev.ferry.rpc.spi.HeaderKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,7 +43,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import java.util.function.Function;
 
 /**
  * Runs the calls peers send to this worker. Each request runs on its own virtual thread, so a
@@ -85,15 +85,11 @@ final class IncomingCalls {
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
     private volatile boolean abandoning;
     private final CallCounters counters;
-    /** The connection to a peer, for answers a lane cannot carry. */
-    private final Function<WorkerInfo, CompletableFuture<Connection>> connectionTo;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, CallObservers observers, int numWorkerThreads, RRefContext rrefs,
                   ReadThrottle throttle,
-                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule,
-                  Function<WorkerInfo, CompletableFuture<Connection>> connectionTo) {
-        this.connectionTo = connectionTo;
+                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule) {
         this.throttle = throttle;
         this.counters = counters;
         this.rrefs = rrefs;
@@ -119,8 +115,10 @@ final class IncomingCalls {
      * registered here, in arrival order, so a fetch or fork that follows on the same connection
      * always finds the RRef.
      */
-    void submit(Connection connection, WorkerInfo caller, InboundMessage message) {
-        throttle.arrived(connection, message.payloadBytes());
+    void submit(PeerChannel channel, PeerLink link, InboundMessage message, Responder responder) {
+        throttle.arrived(channel, message.payloadBytes());
+        WorkerInfo caller = link.worker;
+        ReturnPath back = new ReturnPath(link, responder);
         boolean counted = !message.headers().contains(SystemCalls.MARKER);
         if (counted) {
             active.increment();
@@ -149,16 +147,17 @@ final class IncomingCalls {
             // sends the header on another call does not choose the thread that runs it.
             decoded = decodeHere(message);
             if (decoded.isSystemCall(resolver)) {
-                run(connection, caller, message, false, owner, decoded, null);
+                run(back, caller, message, false, owner, decoded, null);
                 return;
             }
         }
-        if (connection.runsRequestsInline()) {
-            // A synchronous-exchange lane's own thread: it may block, and nothing else waits for it.
-            runInline(new Request(connection, caller, message, counted, owner, decoded, observed));
+        if (DedicatedThreads.current()) {
+            // A thread the transport dedicates to this exchange (a lane's): it may block, and
+            // nothing else waits for it, so it runs the request as the warm request thread would.
+            runInline(new Request(back, caller, message, counted, owner, decoded, observed));
             return;
         }
-        Request request = new Request(connection, caller, message, counted, owner, decoded, observed);
+        Request request = new Request(back, caller, message, counted, owner, decoded, observed);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
         }
@@ -260,7 +259,7 @@ final class IncomingCalls {
 
     /** A request to run off the transport thread. */
     private final class Request implements Runnable {
-        final Connection connection;
+        final ReturnPath back;
         final WorkerInfo caller;
         final InboundMessage message;
         final boolean counted;
@@ -270,11 +269,11 @@ final class IncomingCalls {
         /** Its timeline for the call observers following it, or null. */
         final ObservedRequest observed;
 
-        Request(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
+        Request(ReturnPath back, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
                 Decoded decoded, ObservedRequest observed) {
             this.decoded = decoded;
             this.observed = observed;
-            this.connection = connection;
+            this.back = back;
             this.caller = caller;
             this.message = message;
             this.counted = counted;
@@ -283,7 +282,7 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(connection, caller, message, counted, created, decoded, observed);
+            IncomingCalls.this.run(back, caller, message, counted, created, decoded, observed);
         }
     }
 
@@ -303,7 +302,7 @@ final class IncomingCalls {
      * {@link CurrentAgent} (a transport thread running a control message has neither: those never
      * block); {@code decoded} if already, {@code observed} if call observers follow it.
      */
-    private void run(Connection connection, WorkerInfo caller, InboundMessage message, boolean counted,
+    private void run(ReturnPath back, WorkerInfo caller, InboundMessage message, boolean counted,
                      OwnerState created, Decoded decoded, ObservedRequest observed) {
         // Out of the queue the throttle counts: from here on this request runs, or blocks on a
         // nested call with its permit given back, and never holds up the requests read after it.
@@ -351,9 +350,9 @@ final class IncomingCalls {
                     try {
                         if (done.failed()) {
                             storeError(created, done.exceptionNow());
-                            replyError(connection, asyncInfo, done.exceptionNow(), !counted, observed);
+                            replyError(back, asyncInfo, done.exceptionNow(), !counted, observed);
                         } else {
-                            replyOrStore(connection, asyncInfo, created, done.value(), message.headers(), !counted,
+                            replyOrStore(back, asyncInfo, created, done.value(), message.headers(), !counted,
                                     observed);
                         }
                     } finally {
@@ -372,7 +371,7 @@ final class IncomingCalls {
                     counters.handled(true, System.nanoTime() - start);
                     handlerReturned = true;
                 }
-                replyOrStore(connection, info, created, result, message.headers(), !counted, observed);
+                replyOrStore(back, info, created, result, message.headers(), !counted, observed);
             }
         } catch (Throwable failure) {
             if (observed != null && !replyLater && !handlerReturned) {
@@ -383,7 +382,7 @@ final class IncomingCalls {
             }
             outcome = CallEvents.outcome(failure);
             storeError(created, failure);
-            replyError(connection, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted,
+            replyError(back, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted,
                     observed);
         } finally {
             CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
@@ -411,13 +410,13 @@ final class IncomingCalls {
      * is answered when it is set, and its caller, the creator in the common {@code remote()} then
      * {@code toHere()}, then finds its reference confirmed instead of waiting for one more message.
      */
-    private void replyOrStore(Connection connection, CallInfo info, OwnerState created, Object result,
+    private void replyOrStore(ReturnPath back, CallInfo info, OwnerState created, Object result,
                               CallHeaders requestHeaders, boolean system, ObservedRequest observed) {
         if (created == null) {
-            reply(connection, info, result, requestHeaders, system, observed);
+            reply(back, info, result, requestHeaders, system, observed);
             return;
         }
-        reply(connection, info, Boolean.TRUE, requestHeaders, system, observed);
+        reply(back, info, Boolean.TRUE, requestHeaders, system, observed);
         created.setValue(result);
     }
 
@@ -456,7 +455,7 @@ final class IncomingCalls {
                 + (result == null ? "null" : result.getClass().getName()));
     }
 
-    private void reply(Connection connection, CallInfo info, Object result, CallHeaders requestHeaders, boolean system,
+    private void reply(ReturnPath back, CallInfo info, Object result, CallHeaders requestHeaders, boolean system,
                        ObservedRequest observed) {
         CallHeaders headers = CallHeaders.empty();
         EncodedPayload payload;
@@ -466,7 +465,7 @@ final class IncomingCalls {
             }
             payload = codec.encode(result, headers);
         } catch (Throwable failure) {
-            replyError(connection, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
+            replyError(back, info, new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "the result of " + info.function() + " could not be sent: " + failure.getMessage(), failure), system,
                     observed);
             return;
@@ -474,14 +473,14 @@ final class IncomingCalls {
         if (observed != null) {
             observed.ended(info, payload.totalBytes(), null);
         }
-        send(connection, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload), system);
+        send(back, info, new OutboundMessage(MessageKind.REPLY, info.callId(), headers, payload), system);
     }
 
-    private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system) {
-        replyError(connection, info, failure, system, null);
+    private void replyError(ReturnPath back, CallInfo info, Throwable failure, boolean system) {
+        replyError(back, info, failure, system, null);
     }
 
-    private void replyError(Connection connection, CallInfo info, Throwable failure, boolean system,
+    private void replyError(ReturnPath back, CallInfo info, Throwable failure, boolean system,
                             ObservedRequest observed) {
         if (abandoning) {
             // The caller should learn that this worker went away, not see our interruption.
@@ -508,51 +507,41 @@ final class IncomingCalls {
         if (observed != null) {
             observed.ended(info, payload.totalBytes(), failure);
         }
-        send(connection, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload), system);
+        send(back, info, new OutboundMessage(MessageKind.ERROR, info.callId(), CallHeaders.empty(), payload), system);
     }
 
     /**
      * Sends a reply. Once shutdown has started only Ferry's own calls are still answered: their
      * handlers never block, and a peer waiting on, say, an all-gather acknowledgement must get it.
      */
-    private void send(Connection connection, CallInfo info, OutboundMessage message, boolean system) {
-        if ((!replying && !system) || !connection.isActive()) {
+    private void send(ReturnPath back, CallInfo info, OutboundMessage message, boolean system) {
+        if ((!replying && !system) || !back.responder.isActive()) {
             log.warn("RPC agent for {} won't send response to request #{} to {}, as {}", self.name(), info.callId(),
                     info.caller().name(), replying ? "the connection is closed" : "the agent is shutting down");
             return;
         }
         Consumer<Throwable> lost = failure -> log.warn("response to request #{} of {} was lost: {}",
                 info.callId(), info.caller().name(), failure.toString());
-        if (connection instanceof SyncLaneConnection lane && !SyncLaneConnection.carries(message)) {
-            divert(lane, info, message, lost);
-            return;
-        }
         try {
-            connection.send(message, lost);
+            Delivery delivery = Deliveries.ofAnswer(message.headers(),
+                    back.link.calls.sending(message.kind(), message.id()));
+            try {
+                back.responder.respond(message, delivery, lost);
+            } catch (RuntimeException e) {
+                back.link.calls.withdrawn(message.kind()); // not sent: the error that follows answers the call
+                throw e;
+            }
         } catch (RuntimeException e) {
             if (message.kind() == MessageKind.REPLY) {
-                replyError(connection, info, e, system);
+                replyError(back, info, e, system);
             } else {
                 log.error("cannot send the error of request #{} to {}", info.callId(), info.caller().name(), e);
             }
         }
     }
 
-    /**
-     * Sends over the connection an answer the lane it was asked on cannot carry (headers, buffers,
-     * large), and tells the caller reading the lane to wait for it there.
-     */
-    private void divert(SyncLaneConnection lane, CallInfo info, OutboundMessage message, Consumer<Throwable> lost) {
-        Connection connection;
-        try {
-            connection = connectionTo.apply(info.caller()).get(10, TimeUnit.SECONDS); // a lane thread may wait
-        } catch (Exception e) {
-            lost.accept(e);
-            lane.close(); // the caller then fails the call: its lane broke
-            return;
-        }
-        send(connection, info, message, false);
-        lane.sendDiverted(info.callId(), lost);
+    /** Who sent a request, and how its answer goes back (the transport's {@link Responder}). */
+    private record ReturnPath(PeerLink link, Responder responder) {
     }
 
     /** Failures the request itself caused: a function refused or unknown, a value refused or undecodable. */

@@ -3,8 +3,9 @@ package dev.ferry.rpc.internal.agent;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
-import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
 import dev.ferry.rpc.internal.transport.Transport;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
@@ -31,9 +32,9 @@ final class PeerConnections {
     private final Transport transport;
     private final ObjectCodec codec;
     private final Hello hello;
-    private final Map<String, CompletableFuture<Connection>> byPeer = new ConcurrentHashMap<>();
+    private final Map<String, CompletableFuture<PeerChannel>> byPeer = new ConcurrentHashMap<>();
     private final List<HeldConnection> held = new ArrayList<>();
-    private final Map<Connection, HeldConnection> heldByConnection = new java.util.IdentityHashMap<>();
+    private final Map<PeerChannel, HeldConnection> heldByConnection = new java.util.IdentityHashMap<>();
     private volatile boolean holding;
     private volatile WorkerDirectory directory;
 
@@ -70,13 +71,13 @@ final class PeerConnections {
     }
 
     /** The connection to {@code peer}, opening it if needed. */
-    CompletableFuture<Connection> get(WorkerInfo peer) {
-        CompletableFuture<Connection> existing = byPeer.get(peer.name());
+    CompletableFuture<PeerChannel> get(WorkerInfo peer) {
+        CompletableFuture<PeerChannel> existing = byPeer.get(peer.name());
         if (existing != null && (!existing.isDone() || isUsable(existing))) {
             return existing;
         }
-        CompletableFuture<Connection> opening = new CompletableFuture<>();
-        CompletableFuture<Connection> raced = existing == null
+        CompletableFuture<PeerChannel> opening = new CompletableFuture<>();
+        CompletableFuture<PeerChannel> raced = existing == null
                 ? byPeer.putIfAbsent(peer.name(), opening)
                 : (byPeer.replace(peer.name(), existing, opening) ? null : byPeer.get(peer.name()));
         if (raced != null) {
@@ -86,7 +87,7 @@ final class PeerConnections {
         return opening;
     }
 
-    private void open(WorkerInfo peer, CompletableFuture<Connection> opening) {
+    private void open(WorkerInfo peer, CompletableFuture<PeerChannel> opening) {
         String address = directory.addressOf(peer.name());
         transport.connect(address).whenComplete((connection, error) -> {
             if (error != null) {
@@ -95,10 +96,10 @@ final class PeerConnections {
                         "worker " + peer.name() + " at " + address + " is unreachable: " + rootMessage(error), error));
                 return;
             }
-            connection.attach(peer);
+            connection.attach(new PeerLink(peer));
             try {
                 connection.send(new OutboundMessage(MessageKind.HELLO, 0, CallHeaders.empty(), codec.encode(hello)),
-                        failure -> log.debug("hello to {} failed: {}", peer.name(), failure.toString()));
+                        Delivery.ORDERED, failure -> log.debug("hello to {} failed: {}", peer.name(), failure.toString()));
                 opening.complete(connection);
             } catch (RuntimeException e) {
                 byPeer.remove(peer.name(), opening);
@@ -113,7 +114,7 @@ final class PeerConnections {
      * this group. A Hello that arrives before this worker has finished rendezvous (a faster peer)
      * is held, with whatever follows it on that connection, until {@link #setDirectory}.
      */
-    void accept(Connection connection, Hello peerHello) {
+    void accept(PeerChannel connection, Hello peerHello) {
         synchronized (held) {
             if (directory == null) {
                 HeldConnection waiting = new HeldConnection();
@@ -131,7 +132,7 @@ final class PeerConnections {
             return;
         }
         WorkerInfo peer = workers.byName(peerHello.name());
-        connection.attach(peer);
+        connection.attach(new PeerLink(peer));
         byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
     }
 
@@ -139,7 +140,7 @@ final class PeerConnections {
      * Queues {@code action} behind a held handshake of {@code connection}; false when the
      * connection has no handshake in progress.
      */
-    boolean deferUntilAccepted(Connection connection, Runnable action) {
+    boolean deferUntilAccepted(PeerChannel connection, Runnable action) {
         if (!holding) {
             return false;
         }
@@ -162,9 +163,10 @@ final class PeerConnections {
     }
 
     /** Forgets a closed connection. */
-    void closed(Connection connection) {
-        if (connection.attachment() instanceof WorkerInfo peer) {
-            CompletableFuture<Connection> current = byPeer.get(peer.name());
+    void closed(PeerChannel connection) {
+        if (PeerLink.of(connection) instanceof PeerLink link) {
+            WorkerInfo peer = link.worker;
+            CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
             if (current != null && current.isDone() && !current.isCompletedExceptionally()
                     && current.join() == connection) {
                 byPeer.remove(peer.name(), current);
@@ -172,7 +174,7 @@ final class PeerConnections {
         }
     }
 
-    /** Per peer with an open connection, what carries it ({@link Connection#kind()}), by peer name. */
+    /** Per peer with an open connection, what carries it ({@link PeerChannel#kind()}), by peer name. */
     Map<String, String> kinds() {
         Map<String, String> kinds = new java.util.TreeMap<>();
         byPeer.forEach((peer, future) -> {
@@ -183,7 +185,7 @@ final class PeerConnections {
         return kinds;
     }
 
-    private static boolean isUsable(CompletableFuture<Connection> future) {
+    private static boolean isUsable(CompletableFuture<PeerChannel> future) {
         return !future.isCompletedExceptionally() && future.join().isActive();
     }
 

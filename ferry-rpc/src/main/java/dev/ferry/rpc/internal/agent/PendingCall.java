@@ -6,8 +6,7 @@ import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.ObservedCall;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.serial.FunctionRef;
-import dev.ferry.rpc.internal.transport.Connection;
-import dev.ferry.rpc.internal.transport.SyncLane;
+import dev.ferry.rpc.internal.transport.PeerChannel;
 import dev.ferry.rpc.spi.CallInfo;
 
 
@@ -22,13 +21,8 @@ final class PendingCall {
     final boolean system;
     /** The function called: its declared return type shapes the value the caller gets. */
     final FunctionRef function;
-    volatile Connection connection;
-    /**
-     * The lane its caller reads the answer from while that answer is outstanding, else null: a
-     * call failed meanwhile (timed out, connection lost, shutdown) closes it, which wakes the
-     * caller ({@link LaneCalls}).
-     */
-    volatile SyncLane lane;
+    /** The channel it was sent on: it fails with it. */
+    volatile PeerChannel connection;
     /** When the call times out ({@link System#nanoTime()}); 0: never. */
     volatile long deadline;
     /** The timeout the deadline came from, for the error message. */
@@ -72,12 +66,6 @@ final class PendingCall {
     void fail(Throwable failure) {
         end(failure);
         FutureCompleter.tryFail(future, failure);
-        // After the future: a caller that set its lane and then found the future not done is
-        // certain to have its lane closed here.
-        SyncLane waiting = lane;
-        if (waiting != null) {
-            waiting.close();
-        }
     }
 
     private void end(Throwable failure) {

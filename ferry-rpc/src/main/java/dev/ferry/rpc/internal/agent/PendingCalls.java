@@ -1,7 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
 
 import java.util.concurrent.ConcurrentHashMap;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
@@ -66,7 +66,7 @@ final class PendingCalls {
     }
 
     /** Fails every call sent on {@code connection}. */
-    void failConnection(Connection connection, java.util.function.Function<PendingCall, RpcException> error) {
+    void failConnection(PeerChannel connection, java.util.function.Function<PendingCall, RpcException> error) {
         for (PendingCall call : calls.values()) {
             if (call.connection == connection) {
                 fail(call.id, error.apply(call));

@@ -1,6 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
-import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -38,7 +38,7 @@ final class ReadThrottle {
     private final long maxBytes;
     private final AtomicInteger requests = new AtomicInteger();
     private final AtomicLong bytes = new AtomicLong();
-    private final Set<Connection> paused = ConcurrentHashMap.newKeySet();
+    private final Set<PeerChannel> paused = ConcurrentHashMap.newKeySet();
     /** Times a connection was paused, since start. */
     private final java.util.concurrent.atomic.LongAdder pauses = new java.util.concurrent.atomic.LongAdder();
 
@@ -48,7 +48,7 @@ final class ReadThrottle {
     }
 
     /** A request of {@code size} payload bytes arrived on {@code connection} (a transport thread). */
-    void arrived(Connection connection, long size) {
+    void arrived(PeerChannel connection, long size) {
         int queued = requests.incrementAndGet();
         long queuedBytes = bytes.addAndGet(size);
         if (queued >= maxRequests || queuedBytes >= maxBytes) {
@@ -103,9 +103,9 @@ final class ReadThrottle {
      */
     private void resumeAll() {
         // Forgotten before resumed: a connection reading again is never still counted as paused.
-        java.util.List<Connection> resume = new java.util.ArrayList<>(paused);
+        java.util.List<PeerChannel> resume = new java.util.ArrayList<>(paused);
         paused.clear();
-        for (Connection connection : resume) {
+        for (PeerChannel connection : resume) {
             connection.pauseReading(false);
         }
     }

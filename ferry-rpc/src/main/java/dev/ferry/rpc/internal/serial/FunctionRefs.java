@@ -4,8 +4,6 @@ import dev.ferry.rpc.AsyncRemoteFunction;
 import dev.ferry.rpc.RemoteFunction;
 import dev.ferry.rpc.RpcException;
 
-import java.lang.invoke.MethodHandleInfo;
-import java.lang.invoke.MethodType;
 import java.lang.invoke.SerializedLambda;
 import java.lang.reflect.Method;
 

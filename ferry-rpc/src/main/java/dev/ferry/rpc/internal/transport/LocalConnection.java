@@ -4,7 +4,9 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
 import dev.ferry.rpc.internal.concurrent.SerializingExecutor;
 import dev.ferry.rpc.internal.wire.FrameCodec;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -26,7 +28,7 @@ import java.util.function.Consumer;
  *
  * <p>This class is thread-safe.
  */
-final class LocalConnection implements Connection {
+final class LocalConnection implements PeerChannel {
     private static final Logger log = LoggerFactory.getLogger(LocalConnection.class);
 
     private final LocalTransport owner;
@@ -66,7 +68,7 @@ final class LocalConnection implements Connection {
     }
 
     @Override
-    public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+    public void send(OutboundMessage message, Delivery delivery, Consumer<Throwable> onFailure) {
         // Encoding here, as NettyTransport does, throws an oversized message at the sender.
         ByteBuf frame = FrameCodec.encode(message, ByteBufAllocator.DEFAULT, owner.maxFrameBytes());
         if (!owner.isOwnThread() && !NonBlockingThreads.currentIsNonBlocking()) {
@@ -154,7 +156,11 @@ final class LocalConnection implements Connection {
                         + " bytes exceeds the maximum message size of " + owner.maxFrameBytes() + " bytes");
             }
             InboundMessage message = FrameCodec.decode(frame);
-            owner.listener().onMessage(this, message);
+            if (message.kind() == MessageKind.CALL) {
+                owner.listener().onCall(this, message, this);
+            } else {
+                owner.listener().onMessage(this, message);
+            }
         } catch (RuntimeException e) {
             log.warn("closing connection to {}: {}", remoteAddress, e.toString());
             closeWith(e);

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Flow control as over sockets: bytes an end has sent and its peer not yet taken in are counted
  * against {@code sendQueueBytes}; past that, a sender on an ordinary thread waits (bounded by
  * {@code sendQueueTimeout}) and a transport thread never does. A paused end
- * ({@link Connection#pauseReading}) holds what arrives, so its sender soon waits.
+ * ({@link PeerChannel#pauseReading}) holds what arrives, so its sender soon waits.
  *
  * <p>Each connection end delivers its events in order on the receiving transport's threads, so the
  * listener contract (never block, per-connection order) is the same as {@link NettyTransport}'s.
@@ -97,7 +97,7 @@ public final class LocalTransport implements Transport {
     }
 
     @Override
-    public CompletableFuture<Connection> connect(String address) {
+    public CompletableFuture<PeerChannel> connect(String address) {
         LocalTransport server = LISTENING.get(address);
         if (server == null) {
             return CompletableFuture.failedFuture(new RpcException(RpcException.Code.UNAVAILABLE, "cannot connect to "
@@ -117,7 +117,7 @@ public final class LocalTransport implements Transport {
             return CompletableFuture.failedFuture(new RpcException(RpcException.Code.UNAVAILABLE, "cannot connect to "
                     + address + ": it has closed"));
         }
-        CompletableFuture<Connection> result = new CompletableFuture<>();
+        CompletableFuture<PeerChannel> result = new CompletableFuture<>();
         // Accepted before anything sent on it arrives: both go through the same ordered queue.
         accepted.deliver(() -> server.listener.onAccepted(accepted));
         // Completed on a transport thread, as Netty completes connects on its event loop.

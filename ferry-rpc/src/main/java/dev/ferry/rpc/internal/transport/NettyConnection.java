@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
@@ -17,18 +18,32 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 
 /**
- * A {@link NettyTransport} connection: a Netty channel (TCP or Unix socket) with its send queue.
+ * A {@link NettyTransport} channel to one peer: a Netty channel (TCP or Unix socket) with its send
+ * queue, and the lanes to that peer ({@link Lanes}). Where each message goes is decided here:
  *
- * <p>Threads: {@link #send} from any thread (ordinary ones wait, bounded, while too much is queued);
- * delivery on the channel's event loop.
+ * <pre>
+ *   exchange(call) ── a lane may carry it ({@link Lanes#carriesRequest}) and one is idle ──▶ {@link PeerLanes}
+ *        └─ otherwise, and send(message) ──▶ {@link OutboundQueue}: small frames whole, large ones in chunks
+ *              ├─ alone, nothing queued ahead, small ──▶ {@link DirectWriter}: the sender's own write(2)
+ *              └─ out-of-band buffers of 256 KiB or more, same host ──▶ shared memory ({@link SharedMemoryLink})
+ * </pre>
+ *
+ * <p>Threads: {@link #send} and {@link #exchange} from any thread (ordinary ones wait, bounded,
+ * while too much is queued); delivery on the channel's event loop.
  */
-final class NettyConnection implements Connection {
+final class NettyConnection implements PeerChannel {
     private final Channel channel;
     private final String kind;
     private final OutboundQueue outbound;
     private final DirectWriter direct;
-    /** Calls in flight each way: tells a message alone in its exchange. */
-    private final CallBalance calls = new CallBalance();
+    /** Its lanes to the peer, or null without lanes. */
+    private final PeerLanes lanes;
+    /** Accepts the peer's lanes to this worker, or null without lanes. */
+    private final LaneServer laneServer;
+    /** What this end offered the peer (event loop), or null. */
+    private LaneOffer offered;
+    /** This end accepted the connection: it offers lanes only once the peer has sent a frame. */
+    private final boolean accepted;
     private final SharedMemoryLink link;
     private final NettyTransport.Settings settings;
     private final LargeBufferPool receivePool;
@@ -45,13 +60,20 @@ final class NettyConnection implements Connection {
      * @param link        its shared-memory channel (Unix sockets), or null
      * @param direct      lets senders write small frames to the socket themselves, or null
      * @param receivePool also lends the reused buffers large frames it sends are encoded into
+     * @param laneServer  accepts the lanes the peer opens to this worker, or null without lanes
+     * @param laneExchanges counts the exchanges this side's lanes carry
      * @param listener    told of every message read on it
      */
-    NettyConnection(Channel channel, String kind, SharedMemoryLink link, DirectWriter direct,
-                    NettyTransport.Settings settings, LargeBufferPool receivePool, TransportListener listener) {
+    NettyConnection(Channel channel, String kind, boolean accepted, SharedMemoryLink link, DirectWriter direct,
+                    NettyTransport.Settings settings, LargeBufferPool receivePool, LaneServer laneServer,
+                    java.util.concurrent.atomic.LongAdder laneExchanges, TransportListener listener) {
         this.channel = channel;
         this.kind = kind;
+        this.accepted = accepted;
         this.link = link;
+        this.laneServer = laneServer;
+        this.lanes = laneServer == null ? null
+                : new PeerLanes(this, settings.syncLanes(), settings.authentication(), settings.spinNanos(), laneExchanges);
         this.settings = settings;
         this.receivePool = receivePool;
         this.listener = listener;
@@ -72,13 +94,70 @@ final class NettyConnection implements Connection {
         return outbound;
     }
 
-    /** A message read on this connection (event loop). */
+    /** A message read on this connection (event loop): a call, answered on this connection, or anything else. */
     void deliver(InboundMessage message) {
-        calls.received(message);
         if (closing) {
             return; // read only to reach the peer's end-of-file (see close)
         }
-        listener.onMessage(this, message);
+        if (accepted && offered == null) {
+            offerLanes();
+        }
+        if (message.kind() == MessageKind.CALL) {
+            listener.onCall(this, message, this);
+        } else {
+            listener.onMessage(this, message);
+        }
+    }
+
+    /**
+     * The channel is active, and authenticated if connections are (its writes are held until then):
+     * the end that opened it tells the peer where to open lanes to this worker (event loop). The
+     * accepting end waits for the peer's first frame, so nothing that merely connects learns more
+     * than that this is a Ferry worker.
+     */
+    void activated() {
+        if (!accepted) {
+            offerLanes();
+        }
+    }
+
+    private void offerLanes() {
+        if (laneServer != null && offered == null) {
+            offered = laneServer.offer(this);
+            channel.writeAndFlush(offered.encode(channel.alloc()), channel.voidPromise());
+        }
+    }
+
+    /** The channel closed (event loop): its lanes close, both ways. */
+    void closed() {
+        if (lanes != null) {
+            lanes.close();
+        }
+        if (offered != null) {
+            laneServer.forget(offered);
+        }
+    }
+
+    /** The peer offers lanes (event loop). */
+    void laneOffered(LaneOffer offer) {
+        if (lanes != null) {
+            lanes.offered(offer);
+        }
+    }
+
+    /** {@code "tcp"} or {@code "uds"}: the socket under this connection. */
+    String socketKind() {
+        return kind;
+    }
+
+    /** The peer's host, for lanes over TCP. */
+    java.net.InetAddress remoteHost() {
+        return ((java.net.InetSocketAddress) channel.remoteAddress()).getAddress();
+    }
+
+    /** Lanes this end opened that are open now (0 without lanes). */
+    int openLanes() {
+        return lanes == null ? 0 : lanes.openLanes();
     }
 
     private void applyAutoRead() {
@@ -86,20 +165,23 @@ final class NettyConnection implements Connection {
     }
 
     @Override
-    public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+    public void send(OutboundMessage message, Delivery delivery, Consumer<Throwable> onFailure) {
         ByteBuf frame = encode(message, onFailure);
         if (frame != null) {
-            // Counted once encoded: a message refused here (too large) never goes, nor is answered.
-            enqueue(message, frame, calls.sending(message.kind(), message.id()), onFailure);
+            if (delivery.alone() && message.kind() == MessageKind.CALL) {
+                FrameCodec.setFlags(frame, FrameCodec.FLAG_LONE);
+            }
+            outbound.enqueue(frame, delivery.ordered(), delivery.alone(), onFailure);
         }
     }
 
-    /** Sends {@code message}; {@code alone} in its exchange, its sender may write it itself (tests force it). */
-    void send(OutboundMessage message, boolean alone, Consumer<Throwable> onFailure) {
-        ByteBuf frame = encode(message, onFailure);
-        if (frame != null) {
-            enqueue(message, frame, alone, onFailure);
+    @Override
+    public void exchange(OutboundMessage call, Delivery delivery, long deadlineNanos, Consumer<Throwable> onFailure) {
+        if (lanes != null && !closing && Lanes.carriesRequest(call, delivery)
+                && lanes.exchange(call, deadlineNanos, answer -> listener.onMessage(this, answer))) {
+            return;
         }
+        send(call, delivery, onFailure);
     }
 
     /** The frame of {@code message}, or null when the connection is closing (reported to {@code onFailure}). */
@@ -112,13 +194,6 @@ final class NettyConnection implements Connection {
             outbound.awaitRoom(settings.sendQueueTimeout());
         }
         return FrameCodec.encode(message, channel.alloc(), settings.maxFrameBytes(), receivePool::acquire, link);
-    }
-
-    private void enqueue(OutboundMessage message, ByteBuf frame, boolean alone, Consumer<Throwable> onFailure) {
-        if (alone && message.kind() == MessageKind.CALL) {
-            FrameCodec.setFlags(frame, FrameCodec.FLAG_LONE);
-        }
-        outbound.enqueue(frame, !message.headers().isEmpty(), alone, onFailure);
     }
 
     @Override

@@ -5,7 +5,6 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.TransportTuning;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
-import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
@@ -75,7 +74,7 @@ import java.util.concurrent.TimeUnit;
  * {@link UnitReader} and a {@link FrameAssembler}: large frames are assembled in memory from a
  * {@link LargeBufferPool} shared by the transport's connections (reused, so the kernel does not
  * fault in fresh pages for every message), and their chunk data is read by the socket straight into
- * it ({@link DirectReadAllocator}). Unix sockets get 4 MiB socket buffers. {@link Connection#pauseReading}
+ * it ({@link DirectReadAllocator}). Unix sockets get 4 MiB socket buffers. {@link PeerChannel#pauseReading}
  * turns Netty's auto-read off, so a busy receiver stops taking bytes and TCP's flow control pushes
  * back to the sender.
  *
@@ -85,12 +84,12 @@ import java.util.concurrent.TimeUnit;
  * negotiates it ({@link SharedMemoryLink}); from then on an out-of-band buffer of 256 KiB or more is
  * copied once into the sender's segment and only a descriptor travels in the frame
  * ({@link dev.ferry.rpc.internal.wire.SharedBuffers}); the receiver hands the application a view of
- * the sender's memory. Such a connection's {@link Connection#kind()} is {@code uds+shm}.
+ * the sender's memory. Such a connection's {@link PeerChannel#kind()} is {@code uds+shm}.
  *
  * <pre>
  *   pipeline:  [direct: guard] ─▶ [shm: announce/close] ─▶ [units: UnitReader ─▶ FrameAssembler ─▶ listener] ─▶ [messages: writability, errors]
  *   reads:     ordinary buffers, or (DirectReadAllocator) straight into a large frame's own buffer
- *   writes:    Connection.send ─▶ OutboundQueue ─(while writable)─▶ channel
+ *   writes:    PeerChannel.send ─▶ OutboundQueue ─(while writable)─▶ channel
  *                                    └─ alone, nothing queued ─▶ DirectWriter: the sender's write(2)
  * </pre>
  */
@@ -174,8 +173,12 @@ public final class NettyTransport implements Transport {
     private final SharedMemory.Settings sharedMemorySettings;
     /** Same-host large buffers (null: off, or not possible here); made with the Unix socket. */
     private volatile SharedMemory sharedMemory;
-    /** Synchronous-exchange lanes, or null (off, or TLS / authentication). */
-    private volatile SyncLanes syncLanes;
+    /** Accepts lanes ({@link Lanes}), or null (off, or TLS). */
+    private volatile LaneServer laneServer;
+    /** Exchanges this side's lanes carried, all connections. */
+    private final java.util.concurrent.atomic.LongAdder laneExchanges = new java.util.concurrent.atomic.LongAdder();
+    /** Makes each accepted lane's thread. */
+    private final ThreadFactory dedicatedThreads;
 
     /**
      * Initializes the classes of Netty's native write path that only large transfers reach: the
@@ -199,7 +202,9 @@ public final class NettyTransport implements Transport {
      * A transport as {@code options} say; {@code threads} makes its event-loop threads, which must
      * never block.
      */
-    public NettyTransport(RpcBackendOptions options, ThreadFactory threads) {
+    public NettyTransport(RpcBackendOptions options, TransportThreads transportThreads) {
+        ThreadFactory threads = transportThreads.eventLoops();
+        this.dedicatedThreads = transportThreads.dedicated();
         this.settings = Settings.of(options);
         this.sharedMemorySettings = SharedMemory.Settings.of(settings.tuning());
         this.epoll = Epoll.isAvailable();
@@ -246,47 +251,33 @@ public final class NettyTransport implements Transport {
         InetSocketAddress bound = (InetSocketAddress) serverChannel.localAddress();
         String address = settings.bindHost() + ":" + bound.getPort();
         String socket = settings.unixSockets() && epoll ? listenOnUnixSocket() : null;
-        String lanes = listenForLanes(socket != null);
-        return (socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId()) + lanes;
+        startLanes(socket != null);
+        return socket == null ? address : address + ";uds=" + socket + ";hostid=" + settings.hostId();
     }
 
     /**
-     * Starts {@link SyncLanes} (not with TLS: lanes are plain sockets; with authentication each
-     * lane runs the connections' exchange first); returns what to add to this worker's address,
-     * empty without lanes.
+     * Starts accepting lanes ({@link LaneServer}; not with TLS: lanes are plain sockets; with
+     * authentication each lane runs the connections' exchange first). Without lanes (off, or the
+     * sockets cannot be opened) calls use their connections.
      */
-    private String listenForLanes(boolean unixSocket) {
+    private void startLanes(boolean unixSocket) {
         if (settings.syncLanes() <= 0 || settings.tls() != null) {
-            return "";
+            return;
         }
-        SyncLanes lanes = new SyncLanes(settings.bindHost(), unixSocket ? socketDir : null, settings.hostId(),
-                settings.maxFrameBytes(), settings.spinNanos(), settings.syncLanes(), settings.authentication(),
-                authRejections::increment,
-                new SyncLanes.Acceptor() {
-                    @Override
-                    public boolean accepted(SyncLaneConnection connection, byte[] preface) {
-                        return listener.onLaneAccepted(connection, preface);
-                    }
-
-                    @Override
-                    public void onMessage(SyncLaneConnection connection, InboundMessage message) {
-                        listener.onMessage(connection, message);
-                    }
-                });
+        LaneServer server = null;
         try {
-            String suffix = lanes.listen();
-            syncLanes = lanes;
-            return suffix;
+            server = new LaneServer(settings.bindHost(), unixSocket ? socketDir : null, settings.authentication(),
+                    settings.authentication() != null ? settings.authentication().timeout()
+                            : PeerAuthentication.DEFAULT_TIMEOUT,
+                    settings.spinNanos(), dedicatedThreads, listener, authRejections::increment);
+            server.listen();
+            laneServer = server;
         } catch (IOException | RuntimeException e) {
             log.warn("cannot listen for synchronous-exchange lanes, calls will use connections only: {}", e.toString());
-            lanes.close();
-            return "";
+            if (server != null) {
+                server.close();
+            }
         }
-    }
-
-    @Override
-    public SyncLanes syncLanes() {
-        return syncLanes;
     }
 
     /** Listens on a Unix socket in a fresh temporary directory; null (TCP only) if that fails. */
@@ -313,8 +304,8 @@ public final class NettyTransport implements Transport {
     }
 
     @Override
-    public CompletableFuture<Connection> connect(String address) {
-        CompletableFuture<Connection> result = new CompletableFuture<>();
+    public CompletableFuture<PeerChannel> connect(String address) {
+        CompletableFuture<PeerChannel> result = new CompletableFuture<>();
         PeerAddress peer;
         try {
             peer = PeerAddress.parse(address);
@@ -341,7 +332,7 @@ public final class NettyTransport implements Transport {
         return result;
     }
 
-    private void connectTcp(PeerAddress peer, String address, CompletableFuture<Connection> result) {
+    private void connectTcp(PeerAddress peer, String address, CompletableFuture<PeerChannel> result) {
         Bootstrap bootstrap = new Bootstrap()
                 .channel(channelType)
                 .option(ChannelOption.TCP_NODELAY, true)
@@ -357,8 +348,8 @@ public final class NettyTransport implements Transport {
                 });
     }
 
-    private CompletableFuture<Connection> open(Bootstrap bootstrap, SocketAddress remote, String address) {
-        CompletableFuture<Connection> result = new CompletableFuture<>();
+    private CompletableFuture<PeerChannel> open(Bootstrap bootstrap, SocketAddress remote, String address) {
+        CompletableFuture<PeerChannel> result = new CompletableFuture<>();
         bootstrap.group(group)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 10_000)
                 .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK);
@@ -392,7 +383,7 @@ public final class NettyTransport implements Transport {
 
     /** Graceful with no cause, else abortive with {@code cause}. */
     private void close(Throwable cause) {
-        SyncLanes lanes = syncLanes;
+        LaneServer lanes = laneServer;
         if (lanes != null) {
             lanes.close();
         }
@@ -442,9 +433,15 @@ public final class NettyTransport implements Transport {
     public java.util.Map<String, String> debugInfo() {
         SharedMemory shm = sharedMemory;
         java.util.Map<String, String> info = new java.util.TreeMap<>(shm == null ? java.util.Map.of() : shm.debugInfo());
-        SyncLanes lanes = syncLanes;
+        LaneServer lanes = laneServer;
         if (lanes != null) {
             info.putAll(lanes.debugInfo());
+            int opened = 0;
+            for (NettyConnection connection : connections) {
+                opened += connection.openLanes();
+            }
+            info.put("transport.lanes.exchanges", Long.toString(laneExchanges.sum()));
+            info.put("transport.lanes.open", Integer.toString(opened));
         } else {
             info.put("transport.lanes", settings.syncLanes() <= 0 ? "off (syncLanes 0)" : "off (TLS)");
         }
@@ -485,7 +482,7 @@ public final class NettyTransport implements Transport {
     }
 
     /** Where a peer listens, as {@link #start} wrote it. */
-    record PeerAddress(String host, int port, String socket, String hostId, int lanePort) {
+    record PeerAddress(String host, int port, String socket, String hostId) {
         static PeerAddress parse(String address) {
             String[] parts = address.split(";");
             String tcp = parts[0];
@@ -501,21 +498,14 @@ public final class NettyTransport implements Transport {
             }
             String socket = null;
             String hostId = null;
-            int lanePort = -1;
             for (int i = 1; i < parts.length; i++) {
                 if (parts[i].startsWith("uds=")) {
                     socket = parts[i].substring(4);
                 } else if (parts[i].startsWith("hostid=")) {
                     hostId = parts[i].substring(7);
-                } else if (parts[i].startsWith("lane=")) {
-                    try {
-                        lanePort = Integer.parseInt(parts[i].substring(5));
-                    } catch (NumberFormatException e) {
-                        lanePort = -1; // a peer whose lanes cannot be reached still has its connection
-                    }
                 }
             }
-            return new PeerAddress(tcp.substring(0, colon), port, socket, hostId, lanePort);
+            return new PeerAddress(tcp.substring(0, colon), port, socket, hostId);
         }
     }
 
@@ -541,7 +531,8 @@ public final class NettyTransport implements Transport {
             boolean tls = settings.tls() != null && "tcp".equals(kind);
             DirectWriter direct = !tls && settings.tuning().directWrites()
                     ? DirectWriter.open(channel, directWrites, settings.authentication() != null) : null;
-            NettyConnection connection = new NettyConnection(channel, kind, link, direct, settings, receivePool,
+            NettyConnection connection = new NettyConnection(channel, kind, accepted, link, direct, settings, receivePool,
+                    laneServer, laneExchanges,
                     listener);
             channel.attr(CONNECTION).set(connection);
             channels.add(channel);
@@ -564,7 +555,8 @@ public final class NettyTransport implements Transport {
             if (link != null) {
                 channel.pipeline().addLast("shm", link.handshake());
             }
-            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver);
+            UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
+                    connection::laneOffered);
             if (!tls) {
                 // With TLS the socket carries ciphertext: reads go through TLS's buffers, not into messages.
                 channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
@@ -592,6 +584,12 @@ public final class NettyTransport implements Transport {
         MessageHandler(NettyConnection connection, FrameAssembler assembler) {
             this.connection = connection;
             this.assembler = assembler;
+        }
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            connection.activated(); // what it writes is held by the authentication handshake until the peer proved itself
+            ctx.fireChannelActive();
         }
 
         @Override
@@ -632,6 +630,7 @@ public final class NettyTransport implements Transport {
             }
             assembler.clear();
             connection.outbound().failAll(failure != null ? failure : new ClosedChannelException());
+            connection.closed();
             listener.onClosed(connection, failure);
         }
     }

@@ -16,7 +16,7 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One end of a synchronous-exchange lane ({@link SyncLanes}): a socket of its own between two
+ * One end of a synchronous-exchange lane ({@link Lanes}): a socket of its own between two
  * workers that carries one request and its answer at a time, read and written by the threads that
  * wait for them, with no event loop in between. A thread waiting for a frame polls the socket
  * ({@link AdaptiveSpin}: while frames come quickly) and then blocks in a selector of its own.
@@ -26,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Threading: at most one thread reads and one writes at a time (the lane's owner guarantees it:
  * one exchange at a time); {@link #close} may come from any thread and wakes a blocked reader.
  */
-public final class SyncLane implements AutoCloseable {
+final class SyncLane implements AutoCloseable {
     /** Initial size of the buffer frames are read into; it grows for a larger frame and stays. */
     private static final int INITIAL_READ_BYTES = 16 << 10;
 
@@ -40,8 +40,8 @@ public final class SyncLane implements AutoCloseable {
     private volatile Selector writeSelector;
     private ByteBuffer readBuffer = ByteBuffer.allocateDirect(INITIAL_READ_BYTES);
     private volatile boolean closed;
-    /** The opening side's slot this lane belongs to ({@link SyncLanes}); null on the accepting side. */
-    volatile Object slot;
+    /** On the accepting side, the connection whose calls the lane carries ({@link LaneServer}); else null. */
+    volatile NettyConnection owner;
 
     SyncLane(SocketChannel channel, String kind, String peerAddress, long maxFrameBytes, long spinNanos)
             throws IOException {
@@ -61,16 +61,16 @@ public final class SyncLane implements AutoCloseable {
     }
 
     /** {@code "uds"} or {@code "tcp"}. */
-    public String kind() {
+    String kind() {
         return kind;
     }
 
     /** The address of the other end, for messages. */
-    public String peerAddress() {
+    String peerAddress() {
         return peerAddress;
     }
 
-    public boolean isOpen() {
+    boolean isOpen() {
         return !closed;
     }
 
@@ -81,7 +81,7 @@ public final class SyncLane implements AutoCloseable {
      * @throws IOException the lane is closed or broken, or the deadline passed (the lane is then
      *                     closed: part of a frame may have gone)
      */
-    public void write(ByteBuf frame, long deadlineNanos) throws IOException {
+    void write(ByteBuf frame, long deadlineNanos) throws IOException {
         try {
             ByteBuffer[] parts = frame.nioBuffers();
             long remaining = frame.readableBytes();
@@ -133,7 +133,7 @@ public final class SyncLane implements AutoCloseable {
      * @throws IOException the peer closed the lane (an {@link EOFException}), it broke, it was
      *                     closed here, or the frame is over the size limit (the lane is closed)
      */
-    public ByteBuf read(long untilNanos) throws IOException {
+    ByteBuf read(long untilNanos) throws IOException {
         try {
             return read0(untilNanos);
         } catch (ClosedSelectorException e) {
@@ -148,7 +148,8 @@ public final class SyncLane implements AutoCloseable {
         compactConsumed();
         long start = System.nanoTime();
         long spinUntil = start + spin.budgetNanos();
-        boolean spinning = spin.budgetNanos() > 0;
+        // A virtual thread does not spin: it would hold its carrier.
+        boolean spinning = spin.budgetNanos() > 0 && !Thread.currentThread().isVirtual();
         while (true) {
             ByteBuf frame = nextFrame();
             if (frame != null) {

@@ -2,11 +2,9 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcBackendOptions;
 
-import java.util.concurrent.ThreadFactory;
-
 /**
  * Makes an agent's {@link Transport}; each built-in backend is the agent plus one of these.
- * {@code threads} makes the transport's threads: the agent's, which must never block.
+ * {@code threads} makes the transport's threads ({@link TransportThreads}): the agent's.
  */
 @FunctionalInterface
 public interface TransportFactory {
@@ -18,7 +16,7 @@ public interface TransportFactory {
     /** Every worker in this JVM, no sockets. */
     TransportFactory LOCAL = (options, workerName, threads) -> new LocalTransport(workerName,
             options.transport().ioThreads(), options.maxMessageBytes(), options.transport().sendQueueBytes(),
-            options.transport().sendQueueTimeout(), threads);
+            options.transport().sendQueueTimeout(), threads.eventLoops());
 
-    Transport create(RpcBackendOptions options, String workerName, ThreadFactory threads);
+    Transport create(RpcBackendOptions options, String workerName, TransportThreads threads);
 }

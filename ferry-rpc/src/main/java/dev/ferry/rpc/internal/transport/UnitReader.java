@@ -38,6 +38,7 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private final FrameAssembler assembler;
     private final long unitLimit;
     private final Consumer<InboundMessage> deliver;
+    private final Consumer<LaneOffer> laneOffers;
     /**
      * A kept unit at most this long is copied together from its reads; a longer one is composed. Small
      * calls then never meet a composite buffer, and the read path stays short for the JIT.
@@ -51,13 +52,16 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private boolean failed;
 
     /**
-     * @param unitLimit largest unit accepted (length prefix excluded)
-     * @param deliver   receives each complete message, on the event loop
+     * @param unitLimit  largest unit accepted (length prefix excluded)
+     * @param deliver    receives each complete message, on the event loop
+     * @param laneOffers receives the peer's {@link LaneOffer}
      */
-    UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver) {
+    UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver,
+               Consumer<LaneOffer> laneOffers) {
         this.assembler = assembler;
         this.unitLimit = unitLimit;
         this.deliver = deliver;
+        this.laneOffers = laneOffers;
     }
 
     /**
@@ -224,6 +228,9 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
         if (marker == Chunks.MARKER) {
             return Chunks.HEADER_BYTES;
         }
+        if (marker == LaneOffer.MARKER && length > LaneOffer.MAX_BYTES) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a lane offer of " + length + " bytes");
+        }
         return (int) (4 + length);
     }
 
@@ -244,6 +251,9 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
             if (marker == Chunks.MARKER) {
                 buf.skipBytes(4);
                 assembler.startChunk(buf.readSlice(Chunks.OVERHEAD), length - Chunks.OVERHEAD);
+            } else if (marker == LaneOffer.MARKER) {
+                buf.skipBytes(5);
+                laneOffers.accept(LaneOffer.decode(buf.readSlice(length - 1)));
             } else {
                 buf.skipBytes(4);
                 ByteBuf unit = buf.readRetainedSlice(length);

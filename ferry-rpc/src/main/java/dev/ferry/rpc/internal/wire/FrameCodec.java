@@ -13,7 +13,6 @@ import java.lang.invoke.MethodHandles;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
@@ -27,8 +26,12 @@ import java.util.function.IntFunction;
  * | int32  |  u8 (1) |  u8  |  u16  | int64  |    int32 H    | H bytes| int32 B  | B     | int32 K, then K x|
  * |        |         |      |       |        |               |        |          | bytes | (int32 n, n bytes)|
  * +--------+---------+------+-------+--------+---------------+--------+----------+-------+------------------+
- * flags:  bit 0 LONE (a CALL whose sender has no other call in flight on the connection: a hint,
- *         {@link #FLAG_LONE}); the other bits are 0 and ignored
+ * flags:  bit 0  LONE      a CALL sent alone ({@link Delivery#alone}): its caller waits for this
+ *                           answer and nothing else, so the callee may write it at once ({@link #FLAG_LONE})
+ *         bit 1  DIVERTED  on a lane only: an empty REPLY saying that the answer to this call went
+ *                           over the lane's connection instead ({@link #FLAG_DIVERTED})
+ *         other bits: 0, ignored. Order is not a flag: the sending transport keeps ordered messages
+ *         ({@link Delivery#ordered}) in place, and receivers deliver in arrival order
  * header: u16 count, then per entry: u8 name length, UTF-8 name, int32 value length, value bytes
  * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
  * </pre>
@@ -50,6 +53,8 @@ public final class FrameCodec {
      * waits for this answer alone, so the callee may write it at once rather than batch it.
      */
     public static final int FLAG_LONE = 1;
+    /** Flag of an empty REPLY on a lane: the answer to that call went over the connection. */
+    public static final int FLAG_DIVERTED = 2;
     /** Where the flags are in an encoded frame: after the length, the version and the kind. */
     private static final int FLAGS_OFFSET = 4 + 1 + 1;
     /** Bytes before the header: version, kind, flags, id, header length. */

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
-import dev.ferry.rpc.internal.transport.Connection;
+import dev.ferry.rpc.internal.transport.PeerChannel;
+import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -105,7 +106,7 @@ class ReadThrottleTest {
         assertThat(connection.paused).isFalse();
     }
 
-    private static final class FakeConnection implements Connection {
+    private static final class FakeConnection implements PeerChannel {
         volatile boolean paused;
         volatile Runnable beforeFirstPause;
 
@@ -135,7 +136,7 @@ class ReadThrottleTest {
         }
 
         @Override
-        public void send(OutboundMessage message, Consumer<Throwable> onFailure) {
+        public void send(OutboundMessage message, Delivery delivery, Consumer<Throwable> onFailure) {
         }
 
         @Override

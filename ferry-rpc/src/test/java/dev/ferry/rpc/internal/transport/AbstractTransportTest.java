@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
@@ -57,7 +59,7 @@ public abstract class AbstractTransportTest {
     /** An address nothing listens on. */
     protected abstract String unreachableAddress() throws Exception;
 
-    /** What {@link Connection#kind()} reports for this transport's connections. */
+    /** What {@link PeerChannel#kind()} reports for this transport's connections. */
     protected abstract String expectedKind();
 
     @BeforeEach
@@ -93,9 +95,9 @@ public abstract class AbstractTransportTest {
 
     @Test
     void connectReportsAcceptedAndMessagesGoBothWays() throws Exception {
-        Connection toServer = connect();
-        Connection accepted = serverEvents.accepted();
-        toServer.send(new OutboundMessage(MessageKind.CALL, 7, CallHeaders.empty().with(TAG, "h1"), payload("ping")),
+        PeerChannel toServer = connect();
+        PeerChannel accepted = serverEvents.accepted();
+        toServer.send(new OutboundMessage(MessageKind.CALL, 7, CallHeaders.empty().with(TAG, "h1"), payload("ping")), Delivery.ORDERED,
                 failed());
         InboundMessage ping = serverEvents.message();
         assertThat(ping.kind()).isEqualTo(MessageKind.CALL);
@@ -105,7 +107,7 @@ public abstract class AbstractTransportTest {
         assertThat(serverEvents.lastConnection).isSameAs(accepted);
 
         accepted.attach("the client");
-        accepted.send(new OutboundMessage(MessageKind.REPLY, 7, CallHeaders.empty(), payload("pong")), failed());
+        accepted.send(new OutboundMessage(MessageKind.REPLY, 7, CallHeaders.empty(), payload("pong")), Delivery.UNORDERED, failed());
         InboundMessage pong = clientEvents.message();
         assertThat(pong.kind()).isEqualTo(MessageKind.REPLY);
         assertThat(text(pong)).isEqualTo("pong");
@@ -119,17 +121,17 @@ public abstract class AbstractTransportTest {
 
     @Test
     void aTransportCanConnectToItself() throws Exception {
-        Connection self = client.connect(addresses.get(client)).get(10, TimeUnit.SECONDS);
+        PeerChannel self = client.connect(addresses.get(client)).get(10, TimeUnit.SECONDS);
         clientEvents.accepted();
-        self.send(message(1, "me"), failed());
+        self.send(message(1, "me"), Delivery.UNORDERED, failed());
         assertThat(text(clientEvents.message())).isEqualTo("me");
     }
 
     @Test
     void messagesOfOneConnectionArriveInOrder() throws Exception {
-        Connection toServer = connect();
+        PeerChannel toServer = connect();
         for (int i = 0; i < 2000; i++) {
-            toServer.send(message(i, "m" + i), failed());
+            toServer.send(message(i, "m" + i), Delivery.UNORDERED, failed());
         }
         for (int i = 0; i < 2000; i++) {
             InboundMessage received = serverEvents.message();
@@ -140,7 +142,7 @@ public abstract class AbstractTransportTest {
 
     @Test
     void concurrentSendersLoseNothingAndKeepEachSendersOrder() throws Exception {
-        Connection toServer = connect();
+        PeerChannel toServer = connect();
         int senders = 8;
         int each = 250;
         ExecutorService pool = Executors.newFixedThreadPool(senders);
@@ -149,7 +151,7 @@ public abstract class AbstractTransportTest {
                 int sender = s;
                 pool.execute(() -> {
                     for (int i = 0; i < each; i++) {
-                        toServer.send(message(sender * 1_000_000L + i, "s" + sender), failed());
+                        toServer.send(message(sender * 1_000_000L + i, "s" + sender), Delivery.UNORDERED, failed());
                     }
                 });
             }
@@ -176,7 +178,7 @@ public abstract class AbstractTransportTest {
         List<Object> value = List.of("head", big, new byte[300_000]);
         EncodedPayload payload = codec.encode(value);
         assertThat(payload.outOfBand()).hasSize(2);
-        connect().send(new OutboundMessage(MessageKind.CALL, 1, CallHeaders.empty(), payload), failed());
+        connect().send(new OutboundMessage(MessageKind.CALL, 1, CallHeaders.empty(), payload), Delivery.UNORDERED, failed());
         InboundMessage received = serverEvents.message();
         assertThat(received.outOfBand()).hasSize(2);
         List<?> back = (List<?>) codec.decode(received.inBand(), received.outOfBand());
@@ -187,12 +189,12 @@ public abstract class AbstractTransportTest {
 
     @Test
     void oversizedMessageIsThrownAtTheSenderAndTheConnectionStaysUsable() throws Exception {
-        Connection toServer = connect();
+        PeerChannel toServer = connect();
         OutboundMessage huge = new OutboundMessage(MessageKind.CALL, 1, CallHeaders.empty(),
                 new EncodedPayload(new byte[(int) MAX_FRAME_BYTES + 1], List.of()));
-        assertThatThrownBy(() -> toServer.send(huge, failed())).isInstanceOfSatisfying(RpcException.class,
+        assertThatThrownBy(() -> toServer.send(huge, Delivery.UNORDERED, failed())).isInstanceOfSatisfying(RpcException.class,
                 e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
-        toServer.send(message(2, "after"), failed());
+        toServer.send(message(2, "after"), Delivery.UNORDERED, failed());
         assertThat(text(serverEvents.message())).isEqualTo("after");
     }
 
@@ -200,9 +202,9 @@ public abstract class AbstractTransportTest {
     void aFrameOverTheReceiversLimitClosesTheConnection() throws Exception {
         Recorder strictEvents = new Recorder();
         Transport strict = start("strict", strictEvents, 4096);
-        Connection toStrict = client.connect(addresses.get(strict)).get(10, TimeUnit.SECONDS);
-        Connection accepted = strictEvents.accepted();
-        toStrict.send(message(1, "x".repeat(10_000)), error -> { }); // within the sender's limit
+        PeerChannel toStrict = client.connect(addresses.get(strict)).get(10, TimeUnit.SECONDS);
+        PeerChannel accepted = strictEvents.accepted();
+        toStrict.send(message(1, "x".repeat(10_000)), Delivery.UNORDERED, error -> { }); // within the sender's limit
         assertThat(strictEvents.closed()).isSameAs(accepted);
         assertThat(strictEvents.closedCause).isNotNull();
         assertThat(clientEvents.closed()).isSameAs(toStrict);
@@ -211,10 +213,10 @@ public abstract class AbstractTransportTest {
 
     @Test
     void closeIsReportedOnBothSidesAfterWhatWasSentBeforeIt() throws Exception {
-        Connection toServer = connect();
-        Connection accepted = serverEvents.accepted();
+        PeerChannel toServer = connect();
+        PeerChannel accepted = serverEvents.accepted();
         for (int i = 0; i < 100; i++) {
-            toServer.send(message(i, "before close"), failed());
+            toServer.send(message(i, "before close"), Delivery.UNORDERED, failed());
         }
         toServer.close();
         for (int i = 0; i < 100; i++) {
@@ -235,15 +237,15 @@ public abstract class AbstractTransportTest {
         serverEvents.echo = true;
         int count = 200;
         for (int round = 0; round < 30; round++) {
-            Connection toServer = connect();
-            Connection accepted = serverEvents.accepted();
+            PeerChannel toServer = connect();
+            PeerChannel accepted = serverEvents.accepted();
             for (int i = 0; i < count; i++) {
                 // Some large ones (in chunks over sockets, out-of-band through shared memory where it
                 // is on) are still being written when close() runs.
                 toServer.send(i % 100 == 99 ? message(i, "x".repeat(1_500_000))
                         : i % 100 == 49 ? new OutboundMessage(MessageKind.CALL, i, CallHeaders.empty(),
                                 outOfBandCodec.encode(new byte[1_000_000]))
-                        : message(i, "m" + i), failed());
+                        : message(i, "m" + i), Delivery.UNORDERED, failed());
             }
             toServer.close();
             // (Small messages may overtake a large one: every one arrives, not necessarily in order.)
@@ -264,11 +266,11 @@ public abstract class AbstractTransportTest {
     @Test
     void aPausedReceiverGetsEverythingSentBeforeTheCloseWhenItResumes() throws Exception {
         for (int round = 0; round < 10; round++) {
-            Connection toServer = connect();
-            Connection accepted = serverEvents.accepted();
+            PeerChannel toServer = connect();
+            PeerChannel accepted = serverEvents.accepted();
             accepted.pauseReading(true);
             for (int i = 0; i < 100; i++) {
-                toServer.send(message(i, "m" + i), failed());
+                toServer.send(message(i, "m" + i), Delivery.UNORDERED, failed());
             }
             toServer.close();
             accepted.pauseReading(false);
@@ -284,9 +286,9 @@ public abstract class AbstractTransportTest {
 
     @Test
     void anAbortClosesBothEndsAndReportsItsCauseHere() throws Exception {
-        Connection toServer = connect();
-        Connection accepted = serverEvents.accepted();
-        toServer.send(message(1, "before"), failed());
+        PeerChannel toServer = connect();
+        PeerChannel accepted = serverEvents.accepted();
+        toServer.send(message(1, "before"), Delivery.UNORDERED, failed());
         assertThat(serverEvents.message().id()).isEqualTo(1);
         RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
         toServer.abort(cause);
@@ -295,25 +297,25 @@ public abstract class AbstractTransportTest {
         assertThat(serverEvents.closed()).isSameAs(accepted);
         assertThat(toServer.isActive()).isFalse();
         CompletableFuture<Throwable> late = new CompletableFuture<>();
-        toServer.send(message(2, "too late"), late::complete);
+        toServer.send(message(2, "too late"), Delivery.UNORDERED, late::complete);
         assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
     }
 
     @Test
     void sendAfterCloseReportsAFailure() throws Exception {
-        Connection toServer = connect();
+        PeerChannel toServer = connect();
         toServer.close();
         clientEvents.closed();
         CompletableFuture<Throwable> failure = new CompletableFuture<>();
-        toServer.send(message(1, "too late"), failure::complete);
+        toServer.send(message(1, "too late"), Delivery.UNORDERED, failure::complete);
         assertThat(failure.get(10, TimeUnit.SECONDS)).isNotNull();
         assertThat(toServer.isActive()).isFalse();
     }
 
     @Test
     void closingTheServerTransportClosesItsPeersConnections() throws Exception {
-        Connection toServer = connect();
-        Connection accepted = serverEvents.accepted();
+        PeerChannel toServer = connect();
+        PeerChannel accepted = serverEvents.accepted();
         server.close();
         assertThat(clientEvents.closed()).isSameAs(toServer);
         assertThat(serverEvents.closed()).isSameAs(accepted);
@@ -327,7 +329,7 @@ public abstract class AbstractTransportTest {
                 .withCauseInstanceOf(RpcException.class);
     }
 
-    private Connection connect() throws Exception {
+    private PeerChannel connect() throws Exception {
         return client.connect(serverAddress).get(10, TimeUnit.SECONDS);
     }
 
@@ -350,45 +352,51 @@ public abstract class AbstractTransportTest {
 
     /** What a transport reported, in order; each wait is bounded. */
     private static final class Recorder implements TransportListener {
-        private final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
+        private final BlockingQueue<PeerChannel> accepted = new LinkedBlockingQueue<>();
         private final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
-        private final BlockingQueue<Connection> closed = new LinkedBlockingQueue<>();
-        private final Map<Connection, Integer> read = new java.util.concurrent.ConcurrentHashMap<>();
-        private final Map<Connection, Integer> readBeforeClose = new java.util.concurrent.ConcurrentHashMap<>();
-        private volatile Connection lastConnection;
+        private final BlockingQueue<PeerChannel> closed = new LinkedBlockingQueue<>();
+        private final Map<PeerChannel, Integer> read = new java.util.concurrent.ConcurrentHashMap<>();
+        private final Map<PeerChannel, Integer> readBeforeClose = new java.util.concurrent.ConcurrentHashMap<>();
+        private volatile PeerChannel lastConnection;
         private volatile Throwable closedCause;
         /** Answer every message with a small one (whose sending may fail: the peer may have closed). */
         private volatile boolean echo;
 
         @Override
-        public void onAccepted(Connection connection) {
+        public void onAccepted(PeerChannel connection) {
             accepted.add(connection);
         }
 
+        /** Calls are recorded as the other messages. */
         @Override
-        public void onMessage(Connection connection, InboundMessage message) {
+        public void onCall(PeerChannel connection, InboundMessage message, Responder responder) {
+            onMessage(connection, message);
+        }
+
+        @Override
+        public void onMessage(PeerChannel connection, InboundMessage message) {
             lastConnection = connection;
             read.merge(connection, 1, Integer::sum);
             messages.add(message);
             if (echo) {
                 connection.send(new OutboundMessage(MessageKind.REPLY, message.id(), CallHeaders.empty(),
-                        payload("ack")), error -> { });
+                        payload("ack")), Delivery.UNORDERED, error -> { });
             }
         }
 
         @Override
-        public void onClosed(Connection connection, Throwable cause) {
+        public void onClosed(PeerChannel connection, Throwable cause) {
             closedCause = cause;
             readBeforeClose.put(connection, read.getOrDefault(connection, 0));
             closed.add(connection);
         }
 
         /** How many messages {@code connection} reported before its close. */
-        int readBefore(Connection connection) {
+        int readBefore(PeerChannel connection) {
             return readBeforeClose.get(connection);
         }
 
-        Connection accepted() throws InterruptedException {
+        PeerChannel accepted() throws InterruptedException {
             return take(accepted, "an accepted connection");
         }
 
@@ -396,7 +404,7 @@ public abstract class AbstractTransportTest {
             return take(messages, "a message");
         }
 
-        Connection closed() throws InterruptedException {
+        PeerChannel closed() throws InterruptedException {
             return take(closed, "a closed connection");
         }
 

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcBackendOptions;
 
 import dev.ferry.rpc.RpcException;
@@ -54,16 +56,16 @@ class AuthHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(TOKEN), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(TOKEN), clientEvents, address);
-        Connection accepted = server.accepted();
+        PeerChannel client = transports.connect(settings(TOKEN), clientEvents, address);
+        PeerChannel accepted = server.accepted();
 
-        client.send(message(1, "hello".getBytes(StandardCharsets.UTF_8)), e -> { });
+        client.send(message(1, "hello".getBytes(StandardCharsets.UTF_8)), Delivery.UNORDERED, e -> { });
         assertThat(server.message().id()).isEqualTo(1);
-        accepted.send(message(2, "back".getBytes(StandardCharsets.UTF_8)), e -> { });
+        accepted.send(message(2, "back".getBytes(StandardCharsets.UTF_8)), Delivery.UNORDERED, e -> { });
         assertThat(clientEvents.message().id()).isEqualTo(2);
 
         byte[] large = randomBytes(9 * MIB + 5);
-        client.send(message(4, large), e -> { });
+        client.send(message(4, large), Delivery.UNORDERED, e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(4);
         assertThat(bytesOf(received.inBand())).isEqualTo(large);
@@ -74,9 +76,9 @@ class AuthHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(TOKEN), server);
         RecordingListener intruderEvents = new RecordingListener();
-        Connection intruder = transports.connect(settings(OTHER_TOKEN), intruderEvents, address);
+        PeerChannel intruder = transports.connect(settings(OTHER_TOKEN), intruderEvents, address);
         CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
-        intruder.send(message(1, new byte[] {42}), sendFailure::complete);
+        intruder.send(message(1, new byte[] {42}), Delivery.UNORDERED, sendFailure::complete);
 
         assertUnauthenticated(intruderEvents.closedCause());
         assertUnauthenticated(sendFailure.get(30, TimeUnit.SECONDS));
@@ -84,8 +86,8 @@ class AuthHandshakeTest {
         assertThat(server.messages).isEmpty();
 
         RecordingListener memberEvents = new RecordingListener();
-        Connection member = transports.connect(settings(TOKEN), memberEvents, address);
-        member.send(message(2, new byte[] {7}), e -> { });
+        PeerChannel member = transports.connect(settings(TOKEN), memberEvents, address);
+        member.send(message(2, new byte[] {7}), Delivery.UNORDERED, e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(2);
         assertThat(server.messages).isEmpty();
@@ -97,7 +99,7 @@ class AuthHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(uds(TOKEN), server);
         RecordingListener intruderEvents = new RecordingListener();
-        Connection intruder = transports.connect(uds(OTHER_TOKEN), intruderEvents, address);
+        PeerChannel intruder = transports.connect(uds(OTHER_TOKEN), intruderEvents, address);
         assertThat(intruder.kind()).startsWith("uds");
 
         Throwable cause = server.closedCause();
@@ -111,9 +113,9 @@ class AuthHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(TestOptions.tcp(1 << 30).build(), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(TOKEN, Duration.ofMillis(500)), clientEvents, address);
+        PeerChannel client = transports.connect(settings(TOKEN, Duration.ofMillis(500)), clientEvents, address);
         CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
-        client.send(message(1, new byte[] {42}), sendFailure::complete);
+        client.send(message(1, new byte[] {42}), Delivery.UNORDERED, sendFailure::complete);
 
         assertUnauthenticated(clientEvents.closedCause());
         assertUnauthenticated(sendFailure.get(30, TimeUnit.SECONDS));

@@ -1,8 +1,9 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcBackendOptions;
 
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.testing.Eventually;
 import dev.ferry.rpc.testing.TestCertificates;
@@ -27,7 +28,6 @@ import java.util.stream.Stream;
 import static dev.ferry.rpc.internal.transport.TestMessages.message;
 import static dev.ferry.rpc.internal.transport.TestMessages.randomBytes;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
@@ -37,6 +37,8 @@ import static org.assertj.core.api.Assumptions.assumeThat;
  */
 @Timeout(60)
 class DirectWriterTest {
+    /** What the agent sends when the peer waits for this message alone: senders may write it themselves. */
+    private static final Delivery ALONE = Delivery.of(false, true);
     private static final long MAX_FRAME = 16L << 20;
 
     private static RpcBackendOptions.Builder settings(String kind) {
@@ -70,9 +72,9 @@ class DirectWriterTest {
                             long id = sender * 1_000_000L + i;
                             // Every fourth frame of sender 0 is sent by the event loop, in the same order.
                             if (sender == 0 && i % 4 == 0) {
-                                toServer.channel().eventLoop().execute(() -> toServer.send(message(id, body(id)), true, e -> { }));
+                                toServer.channel().eventLoop().execute(() -> toServer.send(message(id, body(id)), ALONE, e -> { }));
                             } else {
-                                toServer.send(message(id, body(id)), true, e -> { });
+                                toServer.send(message(id, body(id)), ALONE, e -> { });
                             }
                         }
                     });
@@ -102,7 +104,7 @@ class DirectWriterTest {
                 long before = transports.directWrites();
                 for (long id = 9_000_000; id < 9_000_020; id++) {
                     awaitQuiet(toServer);
-                    toServer.send(message(id, body(id)), true, e -> { });
+                    toServer.send(message(id, body(id)), ALONE, e -> { });
                     assertThat(server.message().id()).isEqualTo(id);
                 }
                 assertThat(transports.directWrites() - before).as("frames written by their senders").isEqualTo(20);
@@ -119,7 +121,7 @@ class DirectWriterTest {
         try (NettyTransports transports = new NettyTransports("direct-test")) {
             RecordingListener server = new RecordingListener();
             NettyConnection toServer = connect(transports, settings(kind), server, new RecordingListener());
-            Connection accepted = server.accepted();
+            PeerChannel accepted = server.accepted();
             DirectWriter writer = toServer.directWriter();
             long id = 0;
             // Pause the reader and send until a sender's write is cut short by the full socket (if
@@ -129,12 +131,12 @@ class DirectWriterTest {
                 accepted.pauseReading(true);
                 long first = id;
                 while (writer.partialWrites() == 0 && toServer.outbound().queuedBytes() == 0 && id - first < 2_000) {
-                    toServer.send(message(id, body(id, 150_001)), true, e -> { });
+                    toServer.send(message(id, body(id, 150_001)), ALONE, e -> { });
                     id++;
                 }
                 // What the loop still writes now, and everything after, goes behind the partial frame.
                 for (int i = 0; i < 5; i++, id++) {
-                    toServer.send(message(id, body(id, 150_001)), true, e -> { });
+                    toServer.send(message(id, body(id, 150_001)), ALONE, e -> { });
                 }
                 accepted.pauseReading(false);
                 for (long expected = first; expected < id; expected++) {
@@ -168,7 +170,7 @@ class DirectWriterTest {
                         started.countDown();
                         for (int i = 0; i < 100_000 && toServer.isActive(); i++) {
                             long id = sender * 1_000_000L + i;
-                            toServer.send(message(id, body(id, 3_000)), true, e -> { });
+                            toServer.send(message(id, body(id, 3_000)), ALONE, e -> { });
                         }
                     });
                 }
@@ -201,23 +203,6 @@ class DirectWriterTest {
     }
 
     @Test
-    void aCallRefusedAsTooLargeDoesNotCountAsInFlight() throws Exception {
-        assumeDirectWrites();
-        try (NettyTransports transports = new NettyTransports("direct-test")) {
-            RecordingListener server = new RecordingListener();
-            NettyConnection toServer = connect(transports, settings("tcp"), server, new RecordingListener());
-            assertThatThrownBy(() -> toServer.send(message(1, new byte[(int) MAX_FRAME + 1]), e -> { }))
-                    .isInstanceOf(RpcException.class);
-            awaitQuiet(toServer);
-            long before = transports.directWrites();
-            toServer.send(message(2, body(2)), e -> { });
-            assertThat(server.message().id()).isEqualTo(2);
-            assertThat(transports.directWrites() - before).as("the next call is still alone: its caller wrote it")
-                    .isEqualTo(1);
-        }
-    }
-
-    @Test
     void overTlsTheLoopWritesEverything(@TempDir Path dir) throws Exception {
         assumeDirectWrites();
         RpcBackendOptions.Builder settings = settings("tcp")
@@ -227,7 +212,7 @@ class DirectWriterTest {
             NettyConnection toServer = connect(transports, settings, server, new RecordingListener());
             assertThat(toServer.directWriter()).as("the socket carries ciphertext").isNull();
             for (long id = 0; id < 10; id++) {
-                toServer.send(message(id, body(id)), true, e -> { });
+                toServer.send(message(id, body(id)), ALONE, e -> { });
                 assertThat(server.message().id()).isEqualTo(id);
             }
             assertThat(transports.directWrites()).isZero();

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.wire.MessageKind;
@@ -49,8 +51,8 @@ class LocalTransportFlowTest {
     void aPausedReceiverHoldsWhatArrivesAndItsSenderWaitsThenFails() throws Exception {
         LocalTransport server = start("server");
         LocalTransport client = start("client");
-        Connection toServer = client.connect(addresses.get(server)).get(10, TimeUnit.SECONDS);
-        Connection atServer = events.accepted();
+        PeerChannel toServer = client.connect(addresses.get(server)).get(10, TimeUnit.SECONDS);
+        PeerChannel atServer = events.accepted();
         atServer.pauseReading(true);
 
         List<Throwable> failures = new ArrayList<>();
@@ -58,7 +60,7 @@ class LocalTransportFlowTest {
         RpcException full = null;
         while (full == null && sent < 1_000) {
             int id = sent;
-            full = catchThrowableOfType(RpcException.class, () -> toServer.send(message(id), failures::add));
+            full = catchThrowableOfType(RpcException.class, () -> toServer.send(message(id), Delivery.UNORDERED, failures::add));
             if (full == null) {
                 sent++;
             }
@@ -73,7 +75,7 @@ class LocalTransportFlowTest {
         for (int i = 0; i < sent; i++) {
             assertThat(events.message().id()).isEqualTo(i);
         }
-        toServer.send(message(sent), failures::add); // room again: no wait
+        toServer.send(message(sent), Delivery.UNORDERED, failures::add); // room again: no wait
         assertThat(events.message().id()).isEqualTo(sent);
         assertThat(failures).isEmpty();
     }

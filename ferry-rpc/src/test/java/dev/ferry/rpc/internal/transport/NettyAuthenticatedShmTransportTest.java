@@ -1,6 +1,5 @@
 package dev.ferry.rpc.internal.transport;
 
-import java.nio.file.Path;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -12,6 +11,6 @@ class NettyAuthenticatedShmTransportTest extends NettyShmTransportTest {
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
         return new NettyTransport(TestOptions.tcp(maxFrameBytes,
                 t -> t.withUnixSockets(true).withSharedMemoryBytes(64L << 20))
-                .authToken(NettyAuthenticatedTransportTest.TOKEN).build(), threads);
+                .authToken(NettyAuthenticatedTransportTest.TOKEN).build(), TestOptions.threads(threads));
     }
 }

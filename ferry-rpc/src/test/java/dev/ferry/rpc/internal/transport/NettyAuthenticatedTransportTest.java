@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.internal.security.PeerAuthentication;
-import java.time.Duration;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -13,7 +12,6 @@ class NettyAuthenticatedTransportTest extends NettyTransportTest {
 
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(TestOptions.tcp(maxFrameBytes).authToken(TOKEN).build(),
-                threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes).authToken(TOKEN).build(), TestOptions.threads(threads));
     }
 }

@@ -4,7 +4,6 @@ import io.netty.channel.epoll.Epoll;
 
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.nio.file.Path;
 import java.util.concurrent.ThreadFactory;
 
 /**
@@ -16,7 +15,7 @@ class NettyShmTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
         return new NettyTransport(TestOptions.tcp(maxFrameBytes,
-                t -> t.withUnixSockets(true).withSharedMemoryBytes(64L << 20)).build(), threads);
+                t -> t.withUnixSockets(true).withSharedMemoryBytes(64L << 20)).build(), TestOptions.threads(threads));
     }
 
     @Override

@@ -22,6 +22,6 @@ class NettyTlsTransportTest extends NettyTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
         return new NettyTransport(TestOptions.tcp(maxFrameBytes)
-                .authToken(NettyAuthenticatedTransportTest.TOKEN).tls(tls).build(), threads);
+                .authToken(NettyAuthenticatedTransportTest.TOKEN).tls(tls).build(), TestOptions.threads(threads));
     }
 }

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcBackendOptions;
 
 import dev.ferry.rpc.internal.serial.EncodedPayload;
@@ -50,13 +52,13 @@ class NettyTransportFlowTest {
     void aSmallMessageOvertakesALargeOneSentBeforeIt() throws Exception {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
-        Connection client = transports.connect(settings(false), new RecordingListener(), address);
-        Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
+        PeerChannel client = transports.connect(settings(false), new RecordingListener(), address);
+        PeerChannel accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         // The receiver reads nothing until both are queued, so the order cannot depend on timing:
         // far more than the socket and channel buffers hold of the large one is still queued.
         accepted.pauseReading(true);
-        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
-        client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
+        client.send(message(2, new byte[10], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
         accepted.pauseReading(false);
         assertSmallOvertookLarge(server);
     }
@@ -66,7 +68,7 @@ class NettyTransportFlowTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
         NettyConnection client = (NettyConnection) transports.connect(settings(false), new RecordingListener(), address);
-        Connection accepted = server.accepted();
+        PeerChannel accepted = server.accepted();
         AtomicInteger writabilityChanges = new AtomicInteger();
         client.channel().pipeline().addLast(new ChannelInboundHandlerAdapter() {
             @Override
@@ -75,7 +77,7 @@ class NettyTransportFlowTest {
             }
         });
         accepted.pauseReading(true);
-        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
         // The kernel's buffers fill up: the channel then holds chunks it cannot write yet.
         long pending;
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -88,7 +90,7 @@ class NettyTransportFlowTest {
         assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isEqualTo(OutboundQueue.MAX_CHUNKS_IN_CHANNEL);
         assertThat(onLoop(client, () -> client.channel().isWritable())).isTrue();
         // A small message is not held back by the chunks' limit.
-        client.send(message(2, new byte[10], CallHeaders.empty()), e -> { });
+        client.send(message(2, new byte[10], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
         accepted.pauseReading(false);
         assertSmallOvertookLarge(server);
         assertThat(onLoop(client, () -> client.outbound().chunksInChannel())).isZero();
@@ -111,11 +113,11 @@ class NettyTransportFlowTest {
     void aMessageWithHeadersNeverOvertakes() throws Exception {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
-        Connection client = transports.connect(settings(false), new RecordingListener(), address);
-        Connection accepted = server.accepted.poll(10, TimeUnit.SECONDS);
+        PeerChannel client = transports.connect(settings(false), new RecordingListener(), address);
+        PeerChannel accepted = server.accepted.poll(10, TimeUnit.SECONDS);
         accepted.pauseReading(true);
-        client.send(message(1, new byte[LARGE], CallHeaders.empty()), e -> { });
-        client.send(message(2, new byte[10], CallHeaders.empty().with(HeaderKey.ofString("rref"), "x")), e -> { });
+        client.send(message(1, new byte[LARGE], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
+        client.send(message(2, new byte[10], CallHeaders.empty().with(HeaderKey.ofString("rref"), "x")), Delivery.ORDERED, e -> { });
         accepted.pauseReading(false);
         assertThat(server.message().id()).isEqualTo(1);
         assertThat(server.message().id()).isEqualTo(2);
@@ -125,12 +127,12 @@ class NettyTransportFlowTest {
     void manyLargeMessagesInterleavedArriveIntact() throws Exception {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
-        Connection client = transports.connect(settings(false), new RecordingListener(), address);
+        PeerChannel client = transports.connect(settings(false), new RecordingListener(), address);
         int count = 3 * OutboundQueue.MAX_ACTIVE_LARGE;
         for (int i = 0; i < count; i++) {
             byte[] body = new byte[Chunks.CHUNK_BYTES * 2 + i];
             body[body.length - 1] = (byte) i;
-            client.send(message(i, body, CallHeaders.empty()), e -> { });
+            client.send(message(i, body, CallHeaders.empty()), Delivery.UNORDERED, e -> { });
         }
         boolean[] seen = new boolean[count];
         for (int i = 0; i < count; i++) {
@@ -149,14 +151,14 @@ class NettyTransportFlowTest {
             RecordingListener server = new RecordingListener();
             String address = transports.listen(settings(unixSockets), server);
             RecordingListener events = new RecordingListener();
-            Connection client = transports.connect(TestOptions.tcp(1 << 30,
+            PeerChannel client = transports.connect(TestOptions.tcp(1 << 30,
                     t -> t.withUnixSockets(unixSockets).withCloseTimeout(Duration.ofMillis(300))).build(),
                     events, address);
             server.accepted().pauseReading(true);
             // Far more than the socket buffers and the channel's water mark hold: most stays queued.
             BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
             for (int i = 0; i < 16; i++) {
-                client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+                client.send(message(i, new byte[4 << 20], CallHeaders.empty()), Delivery.UNORDERED, failures::add);
             }
             client.close();
             Throwable cause = events.closedCause();
@@ -174,12 +176,12 @@ class NettyTransportFlowTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(false), server);
         RecordingListener events = new RecordingListener();
-        Connection client = transports.connect(settings(false), events, address);
-        Connection accepted = server.accepted();
+        PeerChannel client = transports.connect(settings(false), events, address);
+        PeerChannel accepted = server.accepted();
         accepted.pauseReading(true);
         BlockingQueue<Throwable> failures = new LinkedBlockingQueue<>();
         for (int i = 0; i < 16; i++) {
-            client.send(message(i, new byte[4 << 20], CallHeaders.empty()), failures::add);
+            client.send(message(i, new byte[4 << 20], CallHeaders.empty()), Delivery.UNORDERED, failures::add);
         }
         RpcException cause = new RpcException(RpcException.Code.SHUTDOWN, "shutting down now");
         client.abort(cause);
@@ -190,7 +192,7 @@ class NettyTransportFlowTest {
         accepted.pauseReading(false);
         assertThat(server.closedCause()).as("the peer sees the connection end").isNotNull();
         CompletableFuture<Throwable> late = new CompletableFuture<>();
-        client.send(message(99, new byte[10], CallHeaders.empty()), late::complete);
+        client.send(message(99, new byte[10], CallHeaders.empty()), Delivery.UNORDERED, late::complete);
         assertThat(late.get(10, TimeUnit.SECONDS)).isNotNull();
     }
 
@@ -203,10 +205,10 @@ class NettyTransportFlowTest {
         int port = NettyTransport.PeerAddress.parse(address).port();
         for (int round = 0; round < 5; round++) {
             try (java.net.Socket raw = new java.net.Socket("127.0.0.1", port)) {
-                Connection accepted = server.accepted();
+                PeerChannel accepted = server.accepted();
                 accepted.pauseReading(true);
                 // Far more than the socket buffers hold: the server keeps writing while the peer reads nothing.
-                accepted.send(message(1, new byte[32 << 20], CallHeaders.empty()), e -> { });
+                accepted.send(message(1, new byte[32 << 20], CallHeaders.empty()), Delivery.UNORDERED, e -> { });
                 // The server's first bytes arrived, so it paused reading before the call below.
                 assertThat(raw.getInputStream().readNBytes(4)).hasSize(4);
                 java.nio.ByteBuffer frame = java.nio.ByteBuffer.allocate(4 + 1 + 1 + 2 + 8 + 4 + 2 + 4 + 4);
@@ -231,7 +233,7 @@ class NettyTransportFlowTest {
         String address = transport.start(server);
         Path socket = Path.of(NettyTransport.PeerAddress.parse(address).socket());
         assertThat(socket).exists();
-        Connection client = transports.connect(settings(true), new RecordingListener(), address);
+        PeerChannel client = transports.connect(settings(true), new RecordingListener(), address);
         assertThat(client.kind()).isEqualTo("uds");
         transport.close();
         assertThat(socket).doesNotExist();

@@ -8,7 +8,7 @@ import java.util.concurrent.ThreadFactory;
 class NettyTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(TestOptions.tcp(maxFrameBytes).build(), threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes).build(), TestOptions.threads(threads));
     }
 
     @Override

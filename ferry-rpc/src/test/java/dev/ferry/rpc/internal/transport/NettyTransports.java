@@ -18,7 +18,7 @@ final class NettyTransports implements AutoCloseable {
 
     /** A transport made with {@code options}, not started yet. */
     NettyTransport start(RpcBackendOptions options) {
-        NettyTransport transport = new NettyTransport(options, threads());
+        NettyTransport transport = new NettyTransport(options, TestOptions.threads(threads()));
         started.add(transport);
         return transport;
     }
@@ -29,7 +29,7 @@ final class NettyTransports implements AutoCloseable {
     }
 
     /** Starts a transport and connects it to {@code address} (bounded wait). */
-    Connection connect(RpcBackendOptions options, TransportListener events, String address) throws Exception {
+    PeerChannel connect(RpcBackendOptions options, TransportListener events, String address) throws Exception {
         NettyTransport transport = start(options);
         transport.start(events);
         return transport.connect(address).get(10, TimeUnit.SECONDS);

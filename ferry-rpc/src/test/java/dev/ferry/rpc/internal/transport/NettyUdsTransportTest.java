@@ -11,8 +11,7 @@ import java.util.concurrent.ThreadFactory;
 class NettyUdsTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new NettyTransport(TestOptions.tcp(maxFrameBytes, t -> t.withUnixSockets(true)).build(),
-                threads);
+        return new NettyTransport(TestOptions.tcp(maxFrameBytes, t -> t.withUnixSockets(true)).build(), TestOptions.threads(threads));
     }
 
     @Override

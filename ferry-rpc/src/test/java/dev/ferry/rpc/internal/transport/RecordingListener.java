@@ -10,27 +10,33 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** What a transport reported, in order, for tests; every wait is bounded (30 s). */
 final class RecordingListener implements TransportListener {
-    final BlockingQueue<Connection> accepted = new LinkedBlockingQueue<>();
+    final BlockingQueue<PeerChannel> accepted = new LinkedBlockingQueue<>();
     final BlockingQueue<InboundMessage> messages = new LinkedBlockingQueue<>();
     /** Causes of closes; a close without one is recorded as an {@link IllegalStateException}. */
     final BlockingQueue<Throwable> closed = new LinkedBlockingQueue<>();
 
     @Override
-    public void onAccepted(Connection connection) {
+    public void onAccepted(PeerChannel connection) {
         accepted.add(connection);
     }
 
     @Override
-    public void onMessage(Connection connection, InboundMessage message) {
+    public void onMessage(PeerChannel connection, InboundMessage message) {
+        messages.add(message);
+    }
+
+    /** Calls are recorded with the other messages; tests answer them on the channel. */
+    @Override
+    public void onCall(PeerChannel connection, InboundMessage message, Responder responder) {
         messages.add(message);
     }
 
     @Override
-    public void onClosed(Connection connection, Throwable cause) {
+    public void onClosed(PeerChannel connection, Throwable cause) {
         closed.add(cause != null ? cause : new IllegalStateException("closed without a cause"));
     }
 
-    Connection accepted() throws InterruptedException {
+    PeerChannel accepted() throws InterruptedException {
         return take(accepted, "an accepted connection");
     }
 

@@ -1,10 +1,10 @@
 package dev.ferry.rpc.internal.transport;
 
-import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.internal.wire.Delivery;
+
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.ClassPolicy;
-import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
@@ -67,7 +67,7 @@ class SharedMemoryTransportTest {
         for (int i = 0; i < floats.length; i++) {
             floats[i] = i * 0.5f;
         }
-        pair.toServer.send(call(2, List.of("args", direct, floats, new byte[1000])), sendFailures::add);
+        pair.toServer.send(call(2, List.of("args", direct, floats, new byte[1000])), Delivery.UNORDERED, sendFailures::add);
         InboundMessage received = pair.serverEvents.message();
         List<?> args = (List<?>) codec.decode(received.inBand(), received.outOfBand());
         ByteBuffer got = (ByteBuffer) args.get(1);
@@ -79,7 +79,7 @@ class SharedMemoryTransportTest {
         assertThat(pair.server.sharedMemory().receivedBuffers.sum()).isEqualTo(2);
 
         // The server echoes the view it received: it goes back through the server's own segment.
-        pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 2, CallHeaders.empty(), codec.encode(got)),
+        pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 2, CallHeaders.empty(), codec.encode(got)), Delivery.UNORDERED,
                 sendFailures::add);
         ByteBuffer echoed = (ByteBuffer) decode(pair.clientEvents.message());
         assertThat(echoed).isEqualTo(direct.duplicate().order(ByteOrder.LITTLE_ENDIAN));
@@ -96,7 +96,7 @@ class SharedMemoryTransportTest {
         SharedMemory clientShm = pair.client.sharedMemory();
         for (int i = 0; i < 8; i++) {
             ByteBuffer sent = pattern(ByteBuffer.allocateDirect(MIB), i);
-            pair.toServer.send(call(10 + i, sent), sendFailures::add);
+            pair.toServer.send(call(10 + i, sent), Delivery.UNORDERED, sendFailures::add);
             assertThat(decode(pair.serverEvents.message())).isEqualTo(sent.clear());
             awaitLent(clientShm, 0);
         }
@@ -110,9 +110,9 @@ class SharedMemoryTransportTest {
         Pair pair = pair(24L * MIB, true);
         ByteBuffer sent = pattern(ByteBuffer.allocateDirect(4 * MIB), 9);
         for (int i = 0; i < 200; i++) {
-            pair.toServer.send(call(100 + i, sent), sendFailures::add);
+            pair.toServer.send(call(100 + i, sent), Delivery.UNORDERED, sendFailures::add);
             Object got = decode(pair.serverEvents.message());
-            pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 100 + i, CallHeaders.empty(), codec.encode(got)),
+            pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 100 + i, CallHeaders.empty(), codec.encode(got)), Delivery.UNORDERED,
                     sendFailures::add);
             assertThat(decode(pair.clientEvents.message())).isEqualTo(sent);
         }
@@ -127,10 +127,10 @@ class SharedMemoryTransportTest {
         for (int round = 0; round < 40; round++) {
             // The server answers each announcement, maybe after the client closed: that failed write
             // must not close the server's side before it read the client's messages.
-            Connection toServer = pair.client.connect(pair.serverAddress).get(10, TimeUnit.SECONDS);
+            PeerChannel toServer = pair.client.connect(pair.serverAddress).get(10, TimeUnit.SECONDS);
             pair.serverEvents.accepted();
             for (int i = 0; i < 50; i++) {
-                toServer.send(call(i, "m" + i), sendFailures::add);
+                toServer.send(call(i, "m" + i), Delivery.UNORDERED, sendFailures::add);
             }
             toServer.close();
             for (int i = 0; i < 50; i++) {
@@ -146,7 +146,7 @@ class SharedMemoryTransportTest {
         List<Object> held = new ArrayList<>(); // nothing comes back while the application holds it all
         int count = (int) (SharedMemory.PRESSURE_LENT_BYTES / (MIB + SharedSegment.GRANULE)) + 2;
         for (int i = 0; i < count; i++) {
-            pair.toServer.send(call(200 + i, pattern(ByteBuffer.allocateDirect(MIB), i)), sendFailures::add);
+            pair.toServer.send(call(200 + i, pattern(ByteBuffer.allocateDirect(MIB), i)), Delivery.UNORDERED, sendFailures::add);
             held.add(decode(pair.serverEvents.message()));
         }
         assertThat(pair.client.sharedMemory().pressuresSent.sum()).isEqualTo(1);
@@ -172,11 +172,11 @@ class SharedMemoryTransportTest {
         ByteBuffer sent = pattern(ByteBuffer.allocateDirect(3 * MIB), 5);
         int rounds = 8; // both parities, several times
         for (int round = 0; round < rounds; round++) {
-            Connection toServer = pair.client.connect(pair.serverAddress).get(10, TimeUnit.SECONDS);
-            Connection accepted = pair.serverEvents.accepted();
-            toServer.send(call(1, "ping"), sendFailures::add);
+            PeerChannel toServer = pair.client.connect(pair.serverAddress).get(10, TimeUnit.SECONDS);
+            PeerChannel accepted = pair.serverEvents.accepted();
+            toServer.send(call(1, "ping"), Delivery.UNORDERED, sendFailures::add);
             pair.serverEvents.message();
-            accepted.send(new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(), codec.encode("pong")),
+            accepted.send(new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(), codec.encode("pong")), Delivery.UNORDERED,
                     sendFailures::add);
             pair.clientEvents.message(); // the server accepted the client's segment: the client sends through it
             awaitLent(clientShm, 0); // what the last round lent came back over this connection
@@ -184,7 +184,7 @@ class SharedMemoryTransportTest {
 
             List<Object> held = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                toServer.send(call(10 + i, sent), sendFailures::add);
+                toServer.send(call(10 + i, sent), Delivery.UNORDERED, sendFailures::add);
                 held.add(decode(pair.serverEvents.message()));
             }
             assertThat(held).as("round %d", round).containsOnly(sent);
@@ -212,7 +212,7 @@ class SharedMemoryTransportTest {
         List<ByteBuffer> held = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
             ByteBuffer sent = pattern(ByteBuffer.allocateDirect(MIB), 100 + i);
-            pair.toServer.send(call(20 + i, sent), sendFailures::add);
+            pair.toServer.send(call(20 + i, sent), Delivery.UNORDERED, sendFailures::add);
             ByteBuffer got = (ByteBuffer) decode(pair.serverEvents.message());
             assertThat(got).isEqualTo(sent.clear());
             held.add(got); // the application keeps every view: nothing comes back
@@ -247,7 +247,7 @@ class SharedMemoryTransportTest {
         }
         // The other connection still carries large buffers through shared memory.
         ByteBuffer sent = pattern(ByteBuffer.allocateDirect(MIB), 3);
-        pair.toServer.send(call(30, sent), sendFailures::add);
+        pair.toServer.send(call(30, sent), Delivery.UNORDERED, sendFailures::add);
         assertThat(decode(pair.serverEvents.message())).isEqualTo(sent.clear());
         assertThat(pair.serverEvents.messages).isEmpty();
     }
@@ -283,13 +283,13 @@ class SharedMemoryTransportTest {
         String address = server.start(serverEvents);
         NettyTransport client = transport(8L * MIB, true);
         client.start(clientEvents);
-        Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
-        Connection accepted = serverEvents.accepted();
+        PeerChannel toServer = client.connect(address).get(10, TimeUnit.SECONDS);
+        PeerChannel accepted = serverEvents.accepted();
         for (int i = 0; i < 2; i++) {
             ByteBuffer sent = pattern(ByteBuffer.allocateDirect(2 * MIB), i);
-            toServer.send(call(50 + i, sent), sendFailures::add);
+            toServer.send(call(50 + i, sent), Delivery.UNORDERED, sendFailures::add);
             assertThat(decode(serverEvents.message())).isEqualTo(sent.clear());
-            accepted.send(new OutboundMessage(MessageKind.REPLY, 50 + i, CallHeaders.empty(), codec.encode(sent)),
+            accepted.send(new OutboundMessage(MessageKind.REPLY, 50 + i, CallHeaders.empty(), codec.encode(sent)), Delivery.UNORDERED,
                     sendFailures::add);
             assertThat(decode(clientEvents.message())).isEqualTo(sent.clear());
         }
@@ -317,8 +317,8 @@ class SharedMemoryTransportTest {
 
     // ---- helpers ----
 
-    private record Pair(NettyTransport server, NettyTransport client, String serverAddress, Connection toServer,
-                        Connection accepted, RecordingListener serverEvents, RecordingListener clientEvents) {
+    private record Pair(NettyTransport server, NettyTransport client, String serverAddress, PeerChannel toServer,
+                        PeerChannel accepted, RecordingListener serverEvents, RecordingListener clientEvents) {
     }
 
     /** Two transports, connected, with shared memory negotiated both ways (one round trip does that). */
@@ -329,11 +329,11 @@ class SharedMemoryTransportTest {
         String address = server.start(serverEvents);
         NettyTransport client = transport(segmentBytes, collect);
         client.start(clientEvents);
-        Connection toServer = client.connect(address).get(10, TimeUnit.SECONDS);
-        Connection accepted = serverEvents.accepted();
-        toServer.send(call(1, "ping"), sendFailures::add);
+        PeerChannel toServer = client.connect(address).get(10, TimeUnit.SECONDS);
+        PeerChannel accepted = serverEvents.accepted();
+        toServer.send(call(1, "ping"), Delivery.UNORDERED, sendFailures::add);
         serverEvents.message();
-        accepted.send(new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(), codec.encode("pong")),
+        accepted.send(new OutboundMessage(MessageKind.REPLY, 1, CallHeaders.empty(), codec.encode("pong")), Delivery.UNORDERED,
                 sendFailures::add);
         clientEvents.message();
         // Each side processed the other's announcement before the message that followed it.
@@ -350,7 +350,7 @@ class SharedMemoryTransportTest {
             return thread;
         };
         NettyTransport transport = new NettyTransport(TestOptions.tcp(64L * MIB, t -> t.withUnixSockets(true)
-                .withSharedMemoryBytes(segmentBytes).withMemoryCollections(collect)).build(), threads);
+                .withSharedMemoryBytes(segmentBytes).withMemoryCollections(collect)).build(), TestOptions.threads(threads));
         transports.add(transport);
         return transport;
     }

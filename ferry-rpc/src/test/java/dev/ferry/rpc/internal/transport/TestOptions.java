@@ -23,6 +23,11 @@ final class TestOptions {
         return tcp(maxFrameBytes).transport(tuning.apply(tuning()));
     }
 
+    /** Threads for a transport of these tests: event loops and lane threads from one factory. */
+    static TransportThreads threads(java.util.concurrent.ThreadFactory factory) {
+        return new TransportThreads(factory, factory);
+    }
+
     /** The tuning of {@link #tcp}. */
     static TransportTuning tuning() {
         return TransportTuning.defaults().withUnixSockets(false).withIoThreads(1).withSpinTime(Duration.ZERO)

@@ -1,9 +1,10 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.Delivery;
+
 import dev.ferry.rpc.RpcBackendOptions;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.testing.TestCertificates;
 import io.netty.handler.ssl.SslHandler;
@@ -13,10 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
@@ -56,10 +54,10 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(group), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(group), clientEvents, address);
-        Connection accepted = server.accepted();
+        PeerChannel client = transports.connect(settings(group), clientEvents, address);
+        PeerChannel accepted = server.accepted();
 
-        client.send(message(1, new byte[] {1, 2, 3}), e -> { });
+        client.send(message(1, new byte[] {1, 2, 3}), Delivery.UNORDERED, e -> { });
         assertThat(server.message().id()).isEqualTo(1);
         SslHandler tls = ((NettyConnection) client).channel().pipeline().get(SslHandler.class);
         assertThat(tls).isNotNull();
@@ -67,12 +65,12 @@ class TlsHandshakeTest {
         assertThat(tls.engine().getSession().getPeerCertificates()).isNotEmpty();
 
         byte[] large = randomBytes(9 * MIB + 3);
-        client.send(message(3, large), e -> { });
+        client.send(message(3, large), Delivery.UNORDERED, e -> { });
         InboundMessage received = server.message();
         assertThat(received.id()).isEqualTo(3);
         assertThat(bytesOf(received.inBand())).isEqualTo(large);
         byte[] back = randomBytes(5 * MIB + 1);
-        accepted.send(message(4, back), e -> { });
+        accepted.send(message(4, back), Delivery.UNORDERED, e -> { });
         InboundMessage reply = clientEvents.message();
         assertThat(reply.id()).isEqualTo(4);
         assertThat(bytesOf(reply.inBand())).isEqualTo(back);
@@ -83,17 +81,17 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(group), server);
         RecordingListener intruderEvents = new RecordingListener();
-        Connection intruder = transports.connect(settings(stranger), intruderEvents, address);
+        PeerChannel intruder = transports.connect(settings(stranger), intruderEvents, address);
         CompletableFuture<Throwable> sendFailure = new CompletableFuture<>();
-        intruder.send(message(1, new byte[] {42}), sendFailure::complete);
+        intruder.send(message(1, new byte[] {42}), Delivery.UNORDERED, sendFailure::complete);
 
         assertTlsFailure(server.closedCause());
         assertTlsFailure(intruderEvents.closedCause());
         assertThat(sendFailure.get(30, TimeUnit.SECONDS)).isInstanceOf(RpcException.class);
         assertThat(server.messages).isEmpty();
 
-        Connection member = transports.connect(settings(group), new RecordingListener(), address);
-        member.send(message(2, new byte[] {7}), e -> { });
+        PeerChannel member = transports.connect(settings(group), new RecordingListener(), address);
+        member.send(message(2, new byte[] {7}), Delivery.UNORDERED, e -> { });
         assertThat(server.message().id()).isEqualTo(2);
     }
 
@@ -102,10 +100,10 @@ class TlsHandshakeTest {
         RpcBackendOptions verifying = verifying(groupContext);
         RecordingListener server = new RecordingListener();
         String address = transports.listen(verifying, server);
-        Connection client = transports.connect(verifying, new RecordingListener(), address);
+        PeerChannel client = transports.connect(verifying, new RecordingListener(), address);
 
         byte[] large = randomBytes(9 * MIB + 3);
-        client.send(message(2, large), e -> { });
+        client.send(message(2, large), Delivery.UNORDERED, e -> { });
         assertThat(bytesOf(server.message().inBand())).isEqualTo(large);
         SslHandler tls = ((NettyConnection) client).channel().pipeline().get(SslHandler.class);
         assertThat(tls.engine().getSSLParameters().getEndpointIdentificationAlgorithm()).isEqualTo("HTTPS");
@@ -119,8 +117,8 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(verifying(elsewhere), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(verifying(elsewhere), clientEvents, address);
-        client.send(message(1, new byte[] {42}), e -> { });
+        PeerChannel client = transports.connect(verifying(elsewhere), clientEvents, address);
+        client.send(message(1, new byte[] {42}), Delivery.UNORDERED, e -> { });
 
         assertThat(clientEvents.closedCause()).isInstanceOfSatisfying(RpcException.class, e -> {
             assertThat(e.code()).isEqualTo(RpcException.Code.UNAUTHENTICATED);
@@ -131,7 +129,7 @@ class TlsHandshakeTest {
         // The same trusted certificate without the check: the chain is all that counts.
         String open = transports.listen(settings(elsewhere), server);
         transports.connect(settings(elsewhere), new RecordingListener(), open)
-                .send(message(2, new byte[] {7}), e -> { });
+                .send(message(2, new byte[] {7}), Delivery.UNORDERED, e -> { });
         assertThat(server.message().id()).isEqualTo(2);
     }
 
@@ -140,8 +138,8 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(settings(group), server);
         RecordingListener plainEvents = new RecordingListener();
-        Connection plain = transports.connect(TestOptions.tcp(1 << 30).build(), plainEvents, address);
-        plain.send(message(1, new byte[] {42}), e -> { });
+        PeerChannel plain = transports.connect(TestOptions.tcp(1 << 30).build(), plainEvents, address);
+        plain.send(message(1, new byte[] {42}), Delivery.UNORDERED, e -> { });
 
         assertTlsFailure(server.closedCause());
         assertThat(server.messages).isEmpty();
@@ -152,8 +150,8 @@ class TlsHandshakeTest {
         RecordingListener server = new RecordingListener();
         String address = transports.listen(TestOptions.tcp(1 << 30).build(), server);
         RecordingListener clientEvents = new RecordingListener();
-        Connection client = transports.connect(settings(group), clientEvents, address);
-        client.send(message(1, new byte[] {42}), e -> { });
+        PeerChannel client = transports.connect(settings(group), clientEvents, address);
+        client.send(message(1, new byte[] {42}), Delivery.UNORDERED, e -> { });
 
         assertTlsFailure(clientEvents.closedCause());
         assertThat(server.messages).isEmpty();

@@ -143,7 +143,7 @@ class UnitReaderTest {
 
     private static EmbeddedChannel channel(List<InboundMessage> got) {
         FrameAssembler assembler = new FrameAssembler(MAX, new LargeBufferPool(32L << 20, false));
-        return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add));
+        return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { }));
     }
 
     /** The frame (no length prefix) of a message {@code id} with one out-of-band buffer of {@code size} bytes. */

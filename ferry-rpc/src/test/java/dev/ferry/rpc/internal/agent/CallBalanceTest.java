@@ -1,4 +1,4 @@
-package dev.ferry.rpc.internal.transport;
+package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -66,6 +66,23 @@ class CallBalanceTest {
         assertThat(callee.sending(REPLY, 5)).as("the peer had other calls in flight").isFalse();
         callee.received(read(CALL, 6, true));
         assertThat(callee.sending(REPLY, 6)).isTrue();
+    }
+
+    @Test
+    void aMessageThatWasNotSentAfterAllDoesNotCount() {
+        CallBalance caller = new CallBalance();
+        assertThat(caller.sending(CALL, 1)).isTrue();
+        caller.withdrawn(CALL); // refused as too large, say: never answered
+        assertThat(caller.sending(CALL, 2)).as("still alone").isTrue();
+        CallBalance callee = new CallBalance();
+        callee.received(read(CALL, 3, true));
+        callee.received(read(CALL, 4, false));
+        assertThat(callee.sending(REPLY, 3)).isFalse();
+        callee.withdrawn(REPLY); // its error goes instead
+        assertThat(callee.sending(ERROR, 3)).isFalse();
+        assertThat(callee.sending(REPLY, 4)).as("the last one waiting").isFalse();
+        callee.received(read(CALL, 5, true));
+        assertThat(callee.sending(REPLY, 5)).isTrue();
     }
 
     @Test
