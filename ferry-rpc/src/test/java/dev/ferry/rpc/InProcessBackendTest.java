@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-/** What is particular to the in-process backend; {@link InProcessBasicCallsTest} covers the common ground. */
+/** What is particular to the in-process backend; {@code contract.InProcessAgentContractTest} covers the common ground. */
 @Timeout(60)
 class InProcessBackendTest {
     private static final AtomicReference<Object> RECEIVED = new AtomicReference<>();

@@ -16,8 +16,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Nested calls never deadlock a worker, whatever numWorkerThreads is: this cluster runs with ONE
- * worker thread, where PyTorch deadlocks (WORKLOADS.md W7b). {@link InProcessNestedAndAsyncTest}
- * runs the same on the in-process backend.
+ * worker thread, where PyTorch deadlocks (WORKLOADS.md W7b). The agent contract
+ * ({@code contract.AbstractAgentContractTest}) runs nested calls over every route.
  */
 @Timeout(60)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
