@@ -10,6 +10,7 @@ import dev.ferry.bench.workload.W5Worker;
 import dev.ferry.bench.workload.W6InitShutdown;
 import dev.ferry.bench.workload.PipelineTraining;
 import dev.ferry.bench.workload.W7Nested;
+import dev.ferry.bench.workload.W8SmallBehindLarge;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.file.Path;
@@ -37,11 +38,12 @@ public final class BenchMain {
       usage: ferry bench WORKLOAD... [--repeats N] [--quick] [--out DIR] [--timeout SECONDS]
                                      [--parts chain,probe_sync,probe_async] [--jvm-arg OPTION]... [--tcp]
              ferry bench compute ARGS...
-        WORKLOAD   one or more of these (bench/WORKLOADS.md), or all (= all seven):
+        WORKLOAD   one or more of these (bench/WORKLOADS.md; W8: ferry-bench/README.md), or all:
                      w1  rpcSync round trip              w5  a training step: distributed autograd
                      w2  rpcAsync with a window of calls     and a DistributedOptimizer
                      w3  tensor echo, 1 KiB to 128 MiB   w6  init + shutdown, 2, 4 and 8 workers
                      w4  remote() + RRef.toHere()        w7  nested calls, thread-pool exhaustion
+                                                         w8  small calls behind 128 MiB echoes
                    and, not in all: w5long    W5 with 3,000 timed steps
                                     w5heavy   W5 on 1024 -> 1024 -> 1024 -> 10, batch 256
                                     pipeline  tutorial 4's model without pipelining, then with 4
@@ -58,7 +60,7 @@ public final class BenchMain {
         compute    runs dev.ferry.bench.compute.LocalComputeBench with ARGS, when it is built in
       """;
 
-  static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7");
+  static final List<String> ALL = List.of("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8");
   /** Workloads that run only when named: variants, and workloads of ferry-bench's own. */
   static final List<String> NAMED_ONLY = List.of("w5long", "w5heavy", "pipeline");
   static final String COMPUTE_MAIN = "dev.ferry.bench.compute.LocalComputeBench";
@@ -97,6 +99,7 @@ public final class BenchMain {
         case "w5" -> W5DistAutograd.run(command.options());
         case "w6" -> W6InitShutdown.run(command.options());
         case "w7" -> W7Nested.run(command.options(), command.parts());
+        case "w8" -> W8SmallBehindLarge.run(command.options());
         case "w5long" -> W5DistAutograd.run(command.options(), W5Worker.Variant.LONG);
         case "w5heavy" -> W5DistAutograd.run(command.options(), W5Worker.Variant.HEAVY);
         case "pipeline" -> PipelineTraining.run(command.options());

@@ -22,10 +22,16 @@ class BenchMainTest {
   @Test
   void allExpandsToEveryImplementedWorkload() {
     BenchMain.Command c = BenchMain.parse(new String[] {"all", "--repeats", "3", "--quick", "--out", "x"});
-    assertThat(c.workloads()).containsExactly("w1", "w2", "w3", "w4", "w5", "w6", "w7");
+    assertThat(c.workloads()).containsExactly("w1", "w2", "w3", "w4", "w5", "w6", "w7", "w8");
     assertThat(c.options().repeats()).isEqualTo(3);
     assertThat(c.options().quick()).isTrue();
     assertThat(c.options().outDir()).isEqualTo(Path.of("x"));
+  }
+
+  @Test
+  void tcpOnlyIsAnOption() {
+    assertThat(BenchMain.parse(new String[] {"w1"}).options().tcp()).isFalse();
+    assertThat(BenchMain.parse(new String[] {"w1", "--tcp"}).options().tcp()).isTrue();
   }
 
   @Test
@@ -36,7 +42,7 @@ class BenchMainTest {
 
   @Test
   void badArgumentsAreRejected() {
-    assertThatThrownBy(() -> BenchMain.parse(new String[] {"w8"})).hasMessageContaining("unknown workload")
+    assertThatThrownBy(() -> BenchMain.parse(new String[] {"w9"})).hasMessageContaining("unknown workload")
         .hasMessageNotContaining("not implemented");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w1", "--repeats", "0"})).hasMessageContaining("positive");
     assertThatThrownBy(() -> BenchMain.parse(new String[] {"w7", "--parts", "nope"})).hasMessageContaining("--parts");
