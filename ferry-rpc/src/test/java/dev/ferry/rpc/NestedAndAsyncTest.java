@@ -96,17 +96,6 @@ class NestedAndAsyncTest {
     }
 
     @Test
-    void blockingOnATransportThreadFailsAtOnce() {
-        RpcFuture<Long> quick = cluster.agent(0).rpcAsync("worker1", Ops::sleepMillis, 50L);
-        RpcFuture<Long> slow = cluster.agent(0).rpcAsync("worker2", Ops::sleepMillis, 3_000L);
-        RpcFuture<Long> child = quick.then(f -> slow.await());
-        assertThatThrownBy(() -> child.await(Duration.ofSeconds(10)))
-                .isInstanceOfSatisfying(RpcException.class,
-                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.ILLEGAL_STATE));
-        assertThat(slow.await(Duration.ofSeconds(10))).isEqualTo(3_000L);
-    }
-
-    @Test
     void waitAllScopeCollectsAsyncCalls() {
         List<RpcFuture<?>> recorded;
         try (WaitAllScope scope = WaitAllScope.open()) {

@@ -64,19 +64,24 @@ class RRefLifecycleTest {
     }
 
     /**
-     * A released reference's delete rides on the next call to its owner (it is applied before that
-     * call runs), or, with no call coming, travels on its own; deletes made together travel together.
+     * A released reference's delete goes with the next call to its owner (riding on it when that
+     * call is ordered anyway, as a remote() is; just ahead of it otherwise), or, with no call
+     * coming, travels on its own; deletes made together travel together.
      */
     @Test
-    void deletesRideOnTheNextCallOrTravelOnTheirOwn() {
+    void deletesGoWithTheNextCallOrTravelOnTheirOwn() {
         try (LocalCluster cluster = LocalCluster.start(2)) {
             RpcAgent w0 = cluster.agent(0);
             RpcAgent w1 = cluster.agent(1);
             RRef<Integer> first = w0.remote("worker1", Ops::noop, 1);
             assertThat(first.toHere()).isEqualTo(1);
             first.close();
-            assertThat(w0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
-            assertThat(debug(w1, "num_owner_rrefs")).isZero();
+            RRef<Integer> carrier = w0.remote("worker1", Ops::add, 1, 2); // ordered: it carries the delete
+            assertThat(carrier.toHere()).isEqualTo(3);
+            assertThat(debug(w1, "num_owner_rrefs")).as("the delete went before the new RRef's value").isEqualTo(1);
+            carrier.close();
+            assertThat(w0.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3); // unordered: the delete goes ahead of it
+            await().atMost(Duration.ofSeconds(20)).until(() -> debug(w1, "num_owner_rrefs") == 0);
 
             List<RRef<Integer>> many = new java.util.ArrayList<>();
             for (int i = 0; i < 1_000; i++) {

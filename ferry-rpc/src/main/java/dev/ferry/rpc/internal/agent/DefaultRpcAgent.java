@@ -472,7 +472,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         RpcFuture<Object> future = FutureCompleter.newFuture(callerSpin);
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
-        headers = userDeletes.attach(callee, headers, future);
+        headers = userDeletes.attach(callee, headers, future,
+                system || interceptorContext || headers.contains(AgentRRefHost.CREATE));
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
         PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed);
         if (!system) {

@@ -13,8 +13,8 @@ import dev.ferry.rpc.internal.wire.Delivery;
  *       <td>the RRef protocol and shutdown's all-gathers rely on arriving in the order sent</td></tr>
  *   <tr><td>a call creating an RRef ({@code remote()})</td><td>yes</td><td>a fetch or fork sent after it
  *       must find the RRef registered</td></tr>
- *   <tr><td>a call RRef deletes ride on</td><td>yes</td><td>a delete must not overtake the messages about
- *       that RRef sent before it</td></tr>
+ *   <tr><td>a call RRef deletes ride on (only calls ordered anyway take them: {@link UserDeletes})</td>
+ *       <td>yes</td><td>a delete must not overtake the messages about that RRef sent before it</td></tr>
  *   <tr><td>a call or answer carrying interceptors' context</td><td>yes</td><td>interceptors may rely on the
  *       order of what they send (tracing, distributed autograd)</td></tr>
  *   <tr><td>a plain call, a call on an RRef's value, a plain answer</td><td>no</td><td>nothing depends on

@@ -20,13 +20,17 @@ import java.util.function.Consumer;
 
 /**
  * Coalesces the RRef protocol's user deletes per owner. PyTorch sends one message (and gets one
- * acknowledgement) per deleted fork; here a delete waits for the next call to its owner and rides
- * in that call's header, and the deletes no call picks up within ~10 ms travel together in
- * one system call. Either way the owner applies them as it reads the message, before the call
- * runs, so a delete is done when that message is answered (any answer: the owner has read it).
+ * acknowledgement) per deleted fork; here a delete waits for the next call to its owner and goes
+ * with it: in that call's header if the call is ordered anyway (a {@code remote()}, one of Ferry's
+ * own calls), else in a message of its own sent just before it (deletes are ordered, and riding
+ * on a plain call would make that call ordered too: it could then neither overtake a large message
+ * in flight nor take a lane). The deletes no call picks up within ~10 ms travel together in one
+ * system call. Either way the owner applies them as it reads the message, before anything it reads
+ * later runs, so a delete is done when that message is answered (any answer: the owner has read it).
  *
  * <pre>
- *   close() ─▶ add(owner, rref, fork) ─▶ batch for owner ─┬─ next call to owner takes it (header)
+ *   close() ─▶ add(owner, rref, fork) ─▶ batch for owner ─┬─ next call to owner: in its header (ordered call)
+ *                                                          │                     or sent just before it (unordered)
  *                                                          └─ ~10 ms later: flush as one system call
  *   owner: header "ferry-rref-deletes" = int32 n, then n × (int32 rrefOn, int64 rrefLocal, int32 forkOn, int64 forkLocal)
  * </pre>
@@ -86,10 +90,11 @@ final class UserDeletes {
     }
 
     /**
-     * For a call about to be sent to {@code to}: takes the deletes waiting for that worker into
-     * its headers. {@code answered} is the call's future; the deletes are done when it completes.
+     * For a call about to be sent to {@code to}: takes the deletes waiting for that worker, into
+     * its headers if the call is {@code ordered} ({@code answered}, the call's future, then says
+     * when they are done), else into a message sent now, ahead of it.
      */
-    CallHeaders attach(WorkerInfo to, CallHeaders headers, RpcFuture<?> answered) {
+    CallHeaders attach(WorkerInfo to, CallHeaders headers, RpcFuture<?> answered, boolean ordered) {
         if (headers.contains(HEADER)) {
             return headers; // a flush: it carries its own batch
         }
@@ -101,6 +106,10 @@ final class UserDeletes {
             batch = batches.remove(to.id());
         }
         if (batch == null) {
+            return headers;
+        }
+        if (!ordered) {
+            send(batch);
             return headers;
         }
         answered.addDoneCallback(done -> batch.finish(done.failed() ? done.exceptionNow() : null));

@@ -10,6 +10,7 @@ import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,7 @@ final class LocalConnection implements PeerChannel {
     @Override
     public void send(OutboundMessage message, Delivery delivery, Consumer<Throwable> onFailure) {
         // Encoding here, as NettyTransport does, throws an oversized message at the sender.
-        ByteBuf frame = FrameCodec.encode(message, ByteBufAllocator.DEFAULT, owner.maxFrameBytes());
+        ByteBuf frame = ownedCopy(FrameCodec.encode(message, ByteBufAllocator.DEFAULT, owner.maxFrameBytes()));
         if (!owner.isOwnThread() && !NonBlockingThreads.currentIsNonBlocking()) {
             try {
                 unread.awaitRoom(owner.sendQueueTimeout(), () -> open, remoteAddress);
@@ -91,6 +92,21 @@ final class LocalConnection implements PeerChannel {
         if (!queued) {
             frame.release();
             onFailure.accept(new ClosedChannelException());
+        }
+    }
+
+    /**
+     * The bytes of {@code encoded} in a buffer of their own, and {@code encoded} released: copied
+     * here, on the sender's thread, so the receiver decodes views of it and a large message costs
+     * its receiver's delivery thread no copy (which would hold up every message behind it).
+     */
+    private static ByteBuf ownedCopy(ByteBuf encoded) {
+        try {
+            byte[] bytes = new byte[encoded.readableBytes()];
+            encoded.getBytes(encoded.readerIndex(), bytes);
+            return Unpooled.wrappedBuffer(bytes);
+        } finally {
+            encoded.release();
         }
     }
 
@@ -155,7 +171,7 @@ final class LocalConnection implements PeerChannel {
                 throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "frame of " + frame.readableBytes()
                         + " bytes exceeds the maximum message size of " + owner.maxFrameBytes() + " bytes");
             }
-            InboundMessage message = FrameCodec.decode(frame);
+            InboundMessage message = FrameCodec.decodeOwned(frame.nioBuffer()); // views of the sender's copy
             if (message.kind() == MessageKind.CALL) {
                 owner.listener().onCall(this, message, this);
             } else {
