@@ -43,8 +43,9 @@ import java.util.Objects;
  *       and reused from message to message (fresh memory costs a page fault per page); 0: a fresh buffer per
  *       message</td></tr>
  *   <tr><td>memoryCollections</td><td>true</td><td>when received memory (pool or shared segment) runs short
- *       while applications still reference much of it, ask for a garbage collection to find what they
- *       dropped, rather than touch fresh memory; false for large heaps where a full collection is costly</td></tr>
+ *       while applications still reference much of it, ask for a garbage collection, on a thread of its own,
+ *       to find what they dropped (buffers not released with {@code ReceivedBuffers.release}); meanwhile
+ *       fresh memory is used. False for large heaps where a full collection is costly</td></tr>
  *   <tr><td>ioThreads</td><td>min(2, cores)</td><td>transport event-loop threads</td></tr>
  *   <tr><td>sendQueueBytes</td><td>64 MiB</td><td>bytes queued per connection (beyond the socket's buffer)
  *       before a sending thread waits for the peer to read</td></tr>

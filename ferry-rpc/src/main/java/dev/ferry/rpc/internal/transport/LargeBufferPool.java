@@ -18,7 +18,6 @@ import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Direct memory that large received frames are assembled in, reused from message to message.
@@ -53,12 +52,12 @@ import java.util.concurrent.TimeUnit;
  * <h2>Bounds</h2>
  * At most {@code capacityBytes} of regions exist: the pool grows to that as large frames arrive,
  * then recycles. When no free range fits and a third of the capacity (at least
- * {@link #MIN_COLLECT_WORTH_BYTES}) or more is lent, or the
- * pool is full, it asks the JVM for a collection ({@link System#gc()}, as the JDK does when its
- * direct memory runs out; at most every {@link #MIN_GC_INTERVAL_NANOS}, less often while
- * collections bring nothing back, and only with {@code collectWhenExhausted}) and waits briefly for
- * ranges to come back. Failing that it grows, dropping wholly free regions if needed, or else hands
- * out an ordinary direct buffer that the pool forgets (the JDK frees it when it is unreachable).
+ * {@link #MIN_COLLECT_WORTH_BYTES}) or more is lent, or the pool is full, it asks for a
+ * collection in the background ({@link MemoryPressure}), so that the ranges the application
+ * dropped come back for later frames, and, without waiting, grows, dropping wholly free regions if
+ * needed, or else hands out an ordinary direct buffer that the pool forgets (the JDK frees it when
+ * it is unreachable). It never collects on the thread that asks for memory: that is an event loop,
+ * and every message behind the frame would wait for the collection.
  *
  * <p>This class is thread-safe.
  */
@@ -68,8 +67,6 @@ final class LargeBufferPool {
     static final int GRANULE = 64 << 10;
     /** Least size of a region. */
     static final int REGION_BYTES = 64 << 20;
-    /** The least time between two collections the pool asks for. */
-    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     /**
      * Least lent bytes from which a collection is worth asking for rather than touching fresh
      * memory: a collection of a worker's small heap costs ~20-25 ms here, fresh memory ~0.5 ms per MiB.
@@ -78,8 +75,6 @@ final class LargeBufferPool {
      * 16 MiB echoes: half the collections and a lower p90 than from 64 MiB on).
      */
     static final long MIN_COLLECT_WORTH_BYTES = 64L << 20;
-    /** How long a frame waits for ranges to come back after a collection. */
-    private static final long RETURN_WAIT_MILLIS = 20;
     /**
      * Makes a carrier: {@code MemorySegment.ofBuffer(region).asSlice(offset, size).asByteBuffer()}, a
      * direct buffer that is its own root (views of it refer to it, not to the region). Looked up at
@@ -91,29 +86,23 @@ final class LargeBufferPool {
     private final long capacityBytes;
     /** Lent bytes from which the pool asks for a collection when no free range fits. */
     private final long collectWorthBytes;
-    private final boolean collectWhenExhausted;
+    /** Asks for collections when lent ranges run the pool short. */
+    private final MemoryPressure pressure;
     private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
     // All under this.
     private final List<Region> regions = new ArrayList<>();
     private final Set<Lease> lent = Collections.newSetFromMap(new IdentityHashMap<>());
     private long regionBytes;
     private long lentBytes;
-    private long lastCollection = System.nanoTime() - MIN_GC_INTERVAL_NANOS;
-    /** Grows while collections bring nothing back (say, with -XX:+DisableExplicitGC). */
-    private long gcInterval = MIN_GC_INTERVAL_NANOS;
-    private long collections;
-    private long collectNanos;
-    private long skipped;
-    private long backoffs;
     private long fresh;
     private long reused;
     /** Ranges the application released before the garbage collector found them. */
     private long released;
 
-    LargeBufferPool(long capacityBytes, boolean collectWhenExhausted) {
+    LargeBufferPool(long capacityBytes, MemoryPressure pressure) {
         this.capacityBytes = capacityBytes;
         this.collectWorthBytes = Math.max(MIN_COLLECT_WORTH_BYTES, capacityBytes / 3);
-        this.collectWhenExhausted = collectWhenExhausted;
+        this.pressure = pressure;
     }
 
     /** A buffer of exactly {@code size} bytes (position 0, limit {@code size}), contents undefined. */
@@ -125,9 +114,8 @@ final class LargeBufferPool {
         }
         reclaim();
         ByteBuffer carrier = lend(length, size);
-        if (carrier == null && collectWhenExhausted
-                && (lentBytes >= collectWorthBytes || lentBytes + length > capacityBytes)) {
-            carrier = collectAndLend(length, size);
+        if (carrier == null && (lentBytes >= collectWorthBytes || lentBytes + length > capacityBytes)) {
+            pressure.collectSoon(this::lentBytes);
         }
         if (carrier != null) {
             reused++;
@@ -167,8 +155,7 @@ final class LargeBufferPool {
     /** Counters for diagnostics: fresh and reused buffers handed out, collections asked for. */
     synchronized String stats() {
         return "regions=" + regions.size() + " (" + (regionBytes >> 20) + " MiB) lent=" + (lentBytes >> 20)
-                + " MiB fresh=" + fresh + " reused=" + reused + " gc=" + collections + " gcMs="
-                + collectNanos / 1_000_000 + " skipped=" + skipped + " backoffs=" + backoffs + " released=" + released;
+                + " MiB fresh=" + fresh + " reused=" + reused + " released=" + released;
     }
 
     /** Forgets every region (the transport closed); lent ones are freed by the JDK when unreachable. */
@@ -215,53 +202,6 @@ final class LargeBufferPool {
             }
         }
         return null;
-    }
-
-    private ByteBuffer collectAndLend(int length, int size) {
-        long now = System.nanoTime();
-        if (now - lastCollection < gcInterval) {
-            skipped++;
-            return null;
-        }
-        lastCollection = now;
-        collections++;
-        System.gc();
-        long collected = System.nanoTime();
-        collectNanos += collected - now;
-        // From the end of the collection: the references it found come back only after it (the
-        // Reference Handler enqueues them). Counted from its start, a collection longer than the
-        // wait (~25 ms here) left no time at all: nothing ever came back and the pool backed off.
-        long deadline = collected + TimeUnit.MILLISECONDS.toNanos(RETURN_WAIT_MILLIS);
-        long lentBefore = lentBytes;
-        ByteBuffer carrier;
-        while ((carrier = lend(length, size)) == null) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || lent.isEmpty()) {
-                if (log.isDebugEnabled()) {
-                    log.debug("receive buffer pool collection: no fit for {} after {} us, lent {} -> {} MiB,"
-                            + " interval {} us, {}", length, (System.nanoTime() - now) / 1000, lentBefore >> 20,
-                            lentBytes >> 20, gcInterval / 1000, stats());
-                }
-                if (lentBytes == lentBefore) {
-                    backoffs++;
-                    // Nothing came back: the application holds its buffers (or explicit GC is off).
-                    gcInterval = Math.min(gcInterval * 2, TimeUnit.SECONDS.toNanos(1));
-                }
-                return null;
-            }
-            try {
-                Reference<? extends ByteBuffer> ref = returned.remove(Math.max(1, left / 1_000_000));
-                if (ref != null) {
-                    giveBack((Lease) ref);
-                    reclaim();
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            }
-        }
-        gcInterval = MIN_GC_INTERVAL_NANOS;
-        return carrier;
     }
 
     private void reclaim() {

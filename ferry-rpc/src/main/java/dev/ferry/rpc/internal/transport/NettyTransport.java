@@ -163,6 +163,8 @@ public final class NettyTransport implements Transport {
     private final Class<? extends ServerChannel> serverChannelType;
     private final Class<? extends Channel> channelType;
     private final LargeBufferPool receivePool;
+    /** When received memory runs short: the collections the pool and shared memory ask for. */
+    private final MemoryPressure memoryPressure;
     private final java.util.concurrent.atomic.LongAdder authRejections = new java.util.concurrent.atomic.LongAdder();
     /** Frames senders wrote to their sockets themselves ({@link DirectWriter}), all connections. */
     private final java.util.concurrent.atomic.LongAdder directWrites = new java.util.concurrent.atomic.LongAdder();
@@ -227,8 +229,8 @@ public final class NettyTransport implements Transport {
         this.serverChannelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         this.channelType = epoll ? EpollSocketChannel.class : NioSocketChannel.class;
         this.channels = new DefaultChannelGroup("ferry", ImmediateEventExecutor.INSTANCE);
-        this.receivePool = new LargeBufferPool(settings.tuning().receiveBufferPoolBytes(),
-                settings.tuning().memoryCollections());
+        this.memoryPressure = new MemoryPressure(settings.tuning().memoryCollections());
+        this.receivePool = new LargeBufferPool(settings.tuning().receiveBufferPoolBytes(), memoryPressure);
     }
 
     @Override
@@ -294,7 +296,7 @@ public final class NettyTransport implements Transport {
                     .childHandler(new Initializer(true, "uds"))
                     .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
             channels.add(server);
-            sharedMemory = SharedMemory.create(sharedMemorySettings);
+            sharedMemory = SharedMemory.create(sharedMemorySettings, memoryPressure);
             return socket.toString();
         } catch (Exception e) {
             log.warn("cannot listen on a Unix domain socket, peers on this host will use TCP: {}", e.toString());

@@ -19,9 +19,9 @@ import java.util.function.Consumer;
 
 /**
  * The messages waiting to be written on one channel, and the order they go out in. Small frames go
- * whole; a large one goes in {@link Chunks}, and the queue takes turns between the messages in
- * progress, so a small call queued behind a 128 MiB tensor waits for at most one chunk of it plus
- * what the channel already buffers, not for the whole tensor.
+ * whole; a large one goes in {@link Chunks}, the queue takes turns between the large messages in
+ * progress, and a small frame goes before any of their next chunks, so a small call queued behind
+ * a 128 MiB tensor waits for at most the chunks already handed to the channel, not for the tensor.
  *
  * <pre>
  *   send() ─▶ waiting (FIFO) ─admit─▶ active (round robin) ─one piece each─▶ channel (while writable)
@@ -208,13 +208,11 @@ final class OutboundQueue {
     }
 
     /**
-     * The next active message whose turn it is and that may be written now: any, while chunks may
-     * be handed to the channel; otherwise the first whole (small) frame, or null.
+     * The next active message to write: the first whole (small) frame, so that small messages
+     * pass the chunks of large ones in progress as soon as they are admitted; else, while chunks
+     * may be handed to the channel, the large message whose turn it is; else null.
      */
     private Pending nextToWrite() {
-        if (chunksInChannel < MAX_CHUNKS_IN_CHANNEL) {
-            return active.poll();
-        }
         for (Iterator<Pending> it = active.iterator(); it.hasNext(); ) {
             Pending message = it.next();
             if (!message.large) {
@@ -222,7 +220,7 @@ final class OutboundQueue {
                 return message;
             }
         }
-        return null;
+        return chunksInChannel < MAX_CHUNKS_IN_CHANNEL ? active.poll() : null;
     }
 
     /** Chunks handed to the channel and not yet written (event loop only; for tests). */

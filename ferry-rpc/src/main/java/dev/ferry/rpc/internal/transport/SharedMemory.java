@@ -18,8 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -44,17 +42,14 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>A received view lives as long as the application keeps it, so ranges come back only after a
  * garbage collection on the receiver. When a peer's views hold more than half of its segment, this
- * side asks for a collection ({@link System#gc()}, at most every {@link #MIN_GC_INTERVAL_NANOS},
- * less often while collections return nothing; off with {@code FERRY_RECEIVE_POOL_GC=0}), as the
- * receive pool does ({@link LargeBufferPool}); it runs on a virtual thread, never on an event loop.
+ * side asks for a collection in the background ({@link MemoryPressure}, the policy the receive
+ * pool shares), never on an event loop.
  *
  * <p>Thread-safe. One daemon thread, {@code ferry-shm-reclaim}, sends releases; {@link #close}
  * ends it and deletes the segment file.
  */
 final class SharedMemory implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SharedMemory.class);
-    static final long MIN_GC_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long MAX_GC_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(1);
     /**
      * Bytes lent from which a sender that would touch fresh memory asks the peer to collect: a
      * collection (~20-40 ms on the benchmark VM) costs about as much as faulting in 64 MiB.
@@ -93,10 +88,8 @@ final class SharedMemory implements AutoCloseable {
     private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
     private final Set<View> views = ConcurrentHashMap.newKeySet();
     private final Thread reclaimer;
-    private final AtomicBoolean collecting = new AtomicBoolean();
+    private final MemoryPressure pressure;
     private volatile boolean closed;
-    private volatile long lastCollection = System.nanoTime() - MIN_GC_INTERVAL_NANOS;
-    private volatile long gcInterval = MIN_GC_INTERVAL_NANOS;
     // Counters, for debug info and tests.
     final LongAdder sentBuffers = new LongAdder();
     final LongAdder sentBytes = new LongAdder();
@@ -105,12 +98,12 @@ final class SharedMemory implements AutoCloseable {
     final LongAdder receivedBytes = new LongAdder();
     final LongAdder releasesSent = new LongAdder();
     final LongAdder releasesReceived = new LongAdder();
-    final LongAdder collections = new LongAdder();
     final LongAdder pressuresSent = new LongAdder();
 
-    private SharedMemory(Settings settings, SharedSegment own) {
+    private SharedMemory(Settings settings, SharedSegment own, MemoryPressure pressure) {
         this.settings = settings;
         this.own = own;
+        this.pressure = pressure;
         this.reclaimer = new Thread(this::reclaimLoop, "ferry-shm-reclaim");
         reclaimer.setDaemon(true);
         reclaimer.start();
@@ -120,7 +113,7 @@ final class SharedMemory implements AutoCloseable {
      * The channel, or null when it is off or not possible here (no memory file system, no
      * {@link LargeBufferPool#available() carrier views}); the reason is logged at debug level.
      */
-    static SharedMemory create(Settings settings) {
+    static SharedMemory create(Settings settings, MemoryPressure pressure) {
         if (!settings.enabled()) {
             return null;
         }
@@ -133,7 +126,8 @@ final class SharedMemory implements AutoCloseable {
                 log.debug("no shared memory: {} is not a writable directory", settings.directory());
                 return null;
             }
-            return new SharedMemory(settings, SharedSegment.create(settings.directory(), settings.segmentBytes()));
+            return new SharedMemory(settings, SharedSegment.create(settings.directory(), settings.segmentBytes()),
+                    pressure);
         } catch (IOException | RuntimeException e) {
             log.debug("no shared memory: {}", e.toString());
             return null;
@@ -229,7 +223,7 @@ final class SharedMemory implements AutoCloseable {
         receivedBuffers.increment();
         receivedBytes.add(length);
         long outstanding = peer.outstanding.addAndGet(length);
-        if (settings.collect() && outstanding > peer.size() / 2) {
+        if (outstanding > peer.size() / 2) {
             collectSoon();
         }
     }
@@ -247,7 +241,7 @@ final class SharedMemory implements AutoCloseable {
         info.put("transport.shm.received_bytes", receivedBytes.toString());
         info.put("transport.shm.releases_sent", releasesSent.toString());
         info.put("transport.shm.releases_received", releasesReceived.toString());
-        info.put("transport.shm.collections", collections.toString());
+        info.put("transport.shm.collections", Long.toString(pressure.collections()));
         info.put("transport.shm.pressures_sent", pressuresSent.toString());
         return info;
     }
@@ -270,35 +264,9 @@ final class SharedMemory implements AutoCloseable {
         peers.clear();
     }
 
-    /** Asks for a collection on a virtual thread, unless one ran very recently. */
+    /** Asks for a collection soon ({@link MemoryPressure}): a peer's views hold much of its segment. */
     void collectSoon() {
-        if (!settings.collect()) {
-            return;
-        }
-        long now = System.nanoTime();
-        if (now - lastCollection < gcInterval || !collecting.compareAndSet(false, true)) {
-            return;
-        }
-        lastCollection = now;
-        Thread.ofVirtual().name("ferry-shm-gc").start(() -> {
-            try {
-                int before = views.size();
-                collections.increment();
-                System.gc();
-                // Nothing came back (the application holds its views, or explicit GC is off): back off.
-                boolean gotSome = waitForReturns(before);
-                gcInterval = gotSome ? MIN_GC_INTERVAL_NANOS : Math.min(gcInterval * 2, MAX_GC_INTERVAL_NANOS);
-            } finally {
-                lastCollection = System.nanoTime();
-                collecting.set(false);
-            }
-        });
-    }
-
-    private boolean waitForReturns(int before) {
-        // The reference handler queues what the collection found just after it; give it a moment.
-        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
-        return views.size() < before;
+        pressure.collectSoon(views::size);
     }
 
     /** Sends releases for views found unreachable, in batches per connection. */

@@ -73,7 +73,7 @@ final class SharedMemoryLink implements SharedBuffers, SharedSegment.Borrower {
     private volatile PeerProcess peerProcess;
     /** The token of the peer's segment mapped ({@link #peer}). */
     private volatile long mappedToken;
-    private volatile long lastPressure = System.nanoTime() - SharedMemory.MIN_GC_INTERVAL_NANOS;
+    private volatile long lastPressure = System.nanoTime() - MemoryPressure.MIN_INTERVAL_NANOS;
 
     SharedMemoryLink(SharedMemory shared, Channel channel) {
         this.shared = shared;
@@ -262,7 +262,7 @@ final class SharedMemoryLink implements SharedBuffers, SharedSegment.Borrower {
     /** Asks the peer to look for unreachable views soon (at most every few milliseconds). */
     private void askToCollect() {
         long now = System.nanoTime();
-        if (now - lastPressure < SharedMemory.MIN_GC_INTERVAL_NANOS || !shared.settings().collect()) {
+        if (now - lastPressure < MemoryPressure.MIN_INTERVAL_NANOS || !shared.settings().collect()) {
             return;
         }
         lastPressure = now;

@@ -1,5 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.testing.Eventually;
+
 import dev.ferry.rpc.ReceivedBuffers;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
@@ -28,7 +30,7 @@ class LargeBufferPoolTest {
 
     @Test
     void aBlockComesBackOnlyWhenNoViewOfItIsReachable() {
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         assertThat(carrier.capacity()).isEqualTo(SIZE);
         assertThat(carrier.isDirect()).isTrue();
@@ -52,7 +54,7 @@ class LargeBufferPoolTest {
 
     @Test
     void returnedRangesMergeSoSmallFramesMemoryServesALargeOne() {
-        LargeBufferPool pool = new LargeBufferPool(8L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(8L << 20, new MemoryPressure(false));
         for (int i = 0; i < 8; i++) {
             pool.acquire(1 << 20); // unreachable at once
         }
@@ -65,7 +67,7 @@ class LargeBufferPoolTest {
 
     @Test
     void neverHoldsMoreThanItsCapacity() {
-        LargeBufferPool pool = new LargeBufferPool(8L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(8L << 20, new MemoryPressure(false));
         ByteBuffer a = pool.acquire(SIZE);
         ByteBuffer b = pool.acquire(SIZE);
         ByteBuffer c = pool.acquire(SIZE); // no room: an ordinary buffer the pool forgets
@@ -75,18 +77,25 @@ class LargeBufferPoolTest {
     }
 
     @Test
-    void collectsWhenEveryBlockIsLentAndUnreachable() {
-        LargeBufferPool pool = new LargeBufferPool(8L << 20, true);
+    void whenEveryBlockIsLentItAsksForACollectionInTheBackgroundAndDoesNotWait() {
+        MemoryPressure pressure = new MemoryPressure(true);
+        LargeBufferPool pool = new LargeBufferPool(8L << 20, pressure);
         pool.acquire(SIZE);
         pool.acquire(SIZE); // both unreachable at once, but nothing has collected them yet
-        ByteBuffer third = pool.acquire(SIZE);
+        ByteBuffer third = pool.acquire(SIZE); // fresh memory now: the caller is an event loop
         assertThat(third.capacity()).isEqualTo(SIZE);
         assertThat(pool.blockBytes()).isLessThanOrEqualTo(8L << 20);
+        Eventually.until("a collection was asked for", () -> pressure.collections() >= 1);
+        awaitLent(pool, 0); // what it found came back (the third is an ordinary buffer: no room for it)
+        ByteBuffer fourth = pool.acquire(SIZE);
+        assertThat(pool.lentBytes()).as("the fourth reuses a returned range").isEqualTo(LargeBufferPool.rangeSize(SIZE));
+        assertThat(pool.blockBytes()).isLessThanOrEqualTo(8L << 20);
+        assertThat(third.capacity()).isEqualTo(fourth.capacity());
     }
 
     @Test
     void aZeroCapacityMeansNoPool() {
-        LargeBufferPool pool = new LargeBufferPool(0, true);
+        LargeBufferPool pool = new LargeBufferPool(0, new MemoryPressure(true));
         assertThat(pool.acquire(SIZE).capacity()).isEqualTo(SIZE);
         assertThat(pool.blockBytes()).isZero();
     }
@@ -94,7 +103,7 @@ class LargeBufferPoolTest {
     @Test
     void aReleasedRangeComesBackAtOnceAndItsViewsRefuseAccess() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         FloatBuffer floats = carrier.duplicate().position(4).slice().asFloatBuffer();
         floats.put(0, 1.5f);
@@ -116,7 +125,7 @@ class LargeBufferPoolTest {
     @Test
     void releasingTwiceOrReleasingForeignBuffersIsANoOp() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         assertThat(ReceivedBuffers.release(carrier)).isTrue();
         assertThat(ReceivedBuffers.release(carrier)).isFalse();
@@ -131,7 +140,7 @@ class LargeBufferPoolTest {
     @Test
     void aPinnedRangeComesBackOnlyWhenTheSendIsDone() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         carrier.put(0, (byte) 9);
         Loans.Loan sending = Loans.pinForSend(carrier);
@@ -154,7 +163,7 @@ class LargeBufferPoolTest {
     @Test
     void releaseAfterSendReturnsTheRangeWhenTheNextSendIsDone() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         ByteBuffer view = carrier.duplicate().position(100).slice();
         assertThat(ReceivedBuffers.releaseAfterSend(view)).isSameAs(view);
@@ -172,7 +181,7 @@ class LargeBufferPoolTest {
     @Test
     void aFrameReferringToReceivedMemoryPinsItUntilReleased() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer received = pool.acquire(SIZE);
         received.put(SIZE - 1, (byte) 6);
         ByteBuf frame = FrameCodec.encode(message(new BufferObject.ByteBufferBufferObject(received)),
@@ -191,7 +200,7 @@ class LargeBufferPoolTest {
     @Test
     void aFrameCopiedIntoPooledMemoryGivesItBackWhenWritten() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         byte[] array = new byte[SIZE];
         array[SIZE - 1] = 3;
         BufferObject copied = new BufferObject() { // as Fory writes a primitive array: copied into the frame
@@ -227,7 +236,7 @@ class LargeBufferPoolTest {
     @Test
     void aClearedPoolForgetsItsLoansAndTheirViewsStayUsable() {
         assumeTrue(Loans.available());
-        LargeBufferPool pool = new LargeBufferPool(64L << 20, false);
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false));
         ByteBuffer carrier = pool.acquire(SIZE);
         carrier.put(0, (byte) 4);
         pool.clear();

@@ -142,7 +142,7 @@ class UnitReaderTest {
     }
 
     private static EmbeddedChannel channel(List<InboundMessage> got) {
-        FrameAssembler assembler = new FrameAssembler(MAX, new LargeBufferPool(32L << 20, false));
+        FrameAssembler assembler = new FrameAssembler(MAX, new LargeBufferPool(32L << 20, new MemoryPressure(false)));
         return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { }));
     }
 
