@@ -19,7 +19,7 @@ import picocli.CommandLine.Spec;
  * ferry --version
  * </pre>
  *
- * <p>Normally started by the {@code ferry} script, which supplies a JDK 21+, the JVM flags from
+ * <p>Normally started by the {@code ferry} script, which supplies a JDK 25+, the JVM flags from
  * {@code jvm.properties} and a class path with the examples and benchmarks. Embedders and tests
  * call {@link #execute(String[], PrintStream, PrintStream)} instead of {@link #main}.
  */

@@ -5,7 +5,7 @@ import java.nio.file.Path;
 
 /**
  * Locates the {@code java} binary of the running JVM, so that workers run on exactly the JDK the
- * launcher runs on (the {@code ferry} script has already checked that it is 21 or newer).
+ * launcher runs on (the {@code ferry} script has already checked that it is 25 or newer).
  *
  * <pre>
  * Path java = JavaExecutable.current(); // e.g. /usr/lib/jvm/temurin-25-jdk-amd64/bin/java

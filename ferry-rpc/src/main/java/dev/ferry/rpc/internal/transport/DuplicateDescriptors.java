@@ -3,11 +3,13 @@ package dev.ferry.rpc.internal.transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
-import java.lang.reflect.Array;
 import java.util.Optional;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
  * Duplicates a socket's file descriptor ({@code fcntl(fd, F_DUPFD_CLOEXEC, 0)}) through the
@@ -16,9 +18,8 @@ import java.util.Optional;
  * sending thread that wrote through Netty's number could, after such a close, write into whatever
  * file or socket reused that number. A duplicate stays valid until this side closes it.
  *
- * <p>The Foreign Function API is final from JDK 22 and Ferry compiles for 21, so it is reached by
- * reflection; on JDK 21 (or without native access) {@link #available()} is false and nothing is
- * duplicated.
+ * <p>Off Linux, or where the JVM refuses the native call, {@link #available()} is false and
+ * nothing is duplicated.
  *
  * <p>Thread-safe.
  */
@@ -56,37 +57,20 @@ final class DuplicateDescriptors {
     }
 
     private static MethodHandle link() {
-        if (Runtime.version().feature() < 22 || !"Linux".equals(System.getProperty("os.name"))) {
+        if (!"Linux".equals(System.getProperty("os.name"))) {
             return null;
         }
         try {
-            Class<?> linker = Class.forName("java.lang.foreign.Linker");
-            Class<?> option = Class.forName("java.lang.foreign.Linker$Option");
-            Class<?> lookup = Class.forName("java.lang.foreign.SymbolLookup");
-            Class<?> layout = Class.forName("java.lang.foreign.MemoryLayout");
-            Class<?> descriptor = Class.forName("java.lang.foreign.FunctionDescriptor");
-            Class<?> segment = Class.forName("java.lang.foreign.MemorySegment");
-            Object javaInt = Class.forName("java.lang.foreign.ValueLayout").getField("JAVA_INT").get(null);
-            Object nativeLinker = linker.getMethod("nativeLinker").invoke(null);
-            Object defaults = linker.getMethod("defaultLookup").invoke(nativeLinker);
-            Optional<?> symbol = (Optional<?>) lookup.getMethod("find", String.class).invoke(defaults, "fcntl");
-            if (symbol.isEmpty()) {
+            Linker linker = Linker.nativeLinker();
+            Optional<MemorySegment> fcntl = linker.defaultLookup().find("fcntl");
+            if (fcntl.isEmpty()) {
                 return null;
             }
-            Object[] arguments = (Object[]) Array.newInstance(layout, 3);
-            arguments[0] = javaInt;
-            arguments[1] = javaInt;
-            arguments[2] = javaInt;
-            Object signature = descriptor.getMethod("of", layout, arguments.getClass()).invoke(null, javaInt, arguments);
+            FunctionDescriptor signature = FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT);
             // fcntl is variadic after its command: the third argument is passed as a variadic one.
-            Object[] options = (Object[]) Array.newInstance(option, 1);
-            options[0] = option.getMethod("firstVariadicArg", int.class).invoke(null, 2);
-            // Restricted: looked up from here (Ferry's JVM flags grant native access).
-            MethodHandle downcall = MethodHandles.lookup().findVirtual(linker, "downcallHandle",
-                    MethodType.methodType(MethodHandle.class, segment, descriptor, options.getClass())).asFixedArity();
-            MethodHandle fcntl = (MethodHandle) downcall.invoke(nativeLinker, symbol.get(), signature, options);
-            return fcntl.asType(MethodType.methodType(int.class, int.class, int.class, int.class));
-        } catch (Throwable e) {
+            // Restricted: Ferry's JVM flags grant native access.
+            return linker.downcallHandle(fcntl.get(), signature, Linker.Option.firstVariadicArg(2));
+        } catch (RuntimeException e) {
             log.debug("descriptors cannot be duplicated here (senders will not write to sockets themselves): {}",
                     e.toString());
             return null;

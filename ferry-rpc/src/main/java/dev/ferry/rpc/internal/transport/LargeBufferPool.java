@@ -4,13 +4,11 @@ import dev.ferry.rpc.internal.wire.Loans;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
-import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -75,13 +73,6 @@ final class LargeBufferPool {
      * 16 MiB echoes: half the collections and a lower p90 than from 64 MiB on).
      */
     static final long MIN_COLLECT_WORTH_BYTES = 64L << 20;
-    /**
-     * Makes a carrier: {@code MemorySegment.ofBuffer(region).asSlice(offset, size).asByteBuffer()}, a
-     * direct buffer that is its own root (views of it refer to it, not to the region). Looked up at
-     * run time because the Foreign Memory API is final only from Java 22 and Ferry compiles for 21;
-     * null where it is missing, and then there is no pool.
-     */
-    private static final MethodHandle CARRIER = carrierFactory();
 
     private final long capacityBytes;
     /** Lent bytes from which the pool asks for a collection when no free range fits. */
@@ -108,7 +99,7 @@ final class LargeBufferPool {
     /** A buffer of exactly {@code size} bytes (position 0, limit {@code size}), contents undefined. */
     synchronized ByteBuffer acquire(int size) {
         int length = rangeSize(size);
-        if (capacityBytes < length || CARRIER == null) {
+        if (capacityBytes < length) {
             fresh++;
             return ByteBuffer.allocateDirect(size);
         }
@@ -172,11 +163,6 @@ final class LargeBufferPool {
         lent.clear();
         regionBytes = 0;
         lentBytes = 0;
-    }
-
-    /** Whether this JVM can pool (Java 22 or newer, or 21 with the preview API allowed). */
-    static boolean available() {
-        return CARRIER != null;
     }
 
     static int rangeSize(int size) {
@@ -256,31 +242,7 @@ final class LargeBufferPool {
 
     /** A direct buffer over {@code size} bytes of {@code region} at {@code offset} that is its own root. */
     static ByteBuffer carrier(ByteBuffer region, int offset, int size) {
-        try {
-            return (ByteBuffer) CARRIER.invokeExact((Buffer) region, (long) offset, (long) size);
-        } catch (Throwable e) {
-            throw new IllegalStateException("cannot view a pooled range", e);
-        }
-    }
-
-    private static MethodHandle carrierFactory() {
-        try {
-            Class<?> segment = Class.forName("java.lang.foreign.MemorySegment");
-            MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-            MethodHandle ofBuffer = lookup.findStatic(segment, "ofBuffer", MethodType.methodType(segment, Buffer.class));
-            MethodHandle asSlice = lookup.findVirtual(segment, "asSlice",
-                    MethodType.methodType(segment, long.class, long.class));
-            MethodHandle asByteBuffer = lookup.findVirtual(segment, "asByteBuffer",
-                    MethodType.methodType(ByteBuffer.class));
-            // (Buffer region, long offset, long size) -> asByteBuffer(asSlice(ofBuffer(region), offset, size))
-            MethodHandle sliceOfBuffer = MethodHandles.collectArguments(asSlice, 0, ofBuffer);
-            MethodHandle factory = MethodHandles.filterReturnValue(sliceOfBuffer, asByteBuffer);
-            ByteBuffer probe = (ByteBuffer) factory.invokeExact((Buffer) ByteBuffer.allocateDirect(16), 4L, 8L);
-            return probe.capacity() == 8 && probe.isDirect() ? factory : null;
-        } catch (Throwable e) {
-            LoggerFactory.getLogger(LargeBufferPool.class).debug("no receive buffer pool: {}", e.toString());
-            return null;
-        }
+        return MemorySegment.ofBuffer(region).asSlice(offset, size).asByteBuffer();
     }
 
     /** One allocation of direct memory and its free ranges (offset to length, never adjacent). */
@@ -319,15 +281,15 @@ final class LargeBufferPool {
          * The carrier's arena and scope; null where views cannot be closed (then no early return).
          * Never the carrier itself: the lease must not keep it reachable.
          */
-        final AutoCloseable arena;
-        final Object scope;
+        final Arena arena;
+        final MemorySegment.Scope scope;
         /** Sends whose frames refer to the memory now. */
         private int pins;
         private boolean released;
         private boolean afterSend;
 
         Lease(ByteBuffer carrier, Region region, int offset, int length, ReferenceQueue<ByteBuffer> queue,
-              AutoCloseable arena, Object scope) {
+              Arena arena, MemorySegment.Scope scope) {
             super(carrier, queue);
             this.region = region;
             this.offset = offset;

@@ -110,15 +110,11 @@ final class SharedMemory implements AutoCloseable {
     }
 
     /**
-     * The channel, or null when it is off or not possible here (no memory file system, no
-     * {@link LargeBufferPool#available() carrier views}); the reason is logged at debug level.
+     * The channel, or null when it is off or not possible here (no writable memory file system);
+     * the reason is logged at debug level.
      */
     static SharedMemory create(Settings settings, MemoryPressure pressure) {
         if (!settings.enabled()) {
-            return null;
-        }
-        if (!LargeBufferPool.available()) {
-            log.debug("no shared memory: this JVM cannot make views of mapped memory");
             return null;
         }
         try {
