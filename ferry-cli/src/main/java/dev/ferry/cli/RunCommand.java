@@ -40,7 +40,7 @@ import picocli.CommandLine.Spec;
         "The workers' class path is --classpath (or the jar), followed by Ferry's own libraries when it "
             + "does not hold Ferry itself; without either, the launcher's class path.",
         "Each worker gets the environment variables RANK and LOCAL_RANK (0..N-1), WORLD_SIZE and "
-            + "LOCAL_WORLD_SIZE (N), MASTER_ADDR, MASTER_PORT and FERRY_INIT_METHOD=env://, "
+            + "LOCAL_WORLD_SIZE (N), MASTER_ADDR and MASTER_PORT, "
             + "and runs with the JVM flags from jvm.properties plus any --jvm-arg.",
         "The group also gets a fresh random FERRY_AUTH_TOKEN (unless the environment has one): its "
             + "workers and their store accept only connections that prove it.",

@@ -66,7 +66,7 @@ class FerryCliTest {
 
     assertThat(code).as(err()).isZero();
     assertThat(out().lines().toList()).contains(
-        "[0] RANK=0", "[0] WORLD_SIZE=2", "[0] MASTER_PORT=29517", "[0] FERRY_INIT_METHOD=env://",
+        "[0] RANK=0", "[0] WORLD_SIZE=2", "[0] MASTER_PORT=29517",
         "[0] prop=cli", "[0] args=[x, --y]",
         "[1] RANK=1", "[1] LOCAL_RANK=1", "[1] MASTER_ADDR=127.0.0.1", "[1] args=[x, --y]");
     assertThat(err()).contains("[0] stderr of rank 0", "[1] stderr of rank 1",

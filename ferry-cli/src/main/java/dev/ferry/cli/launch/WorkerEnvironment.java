@@ -21,7 +21,6 @@ import java.util.Set;
  * GROUP_WORLD_SIZE    number of nodes                      1
  * MASTER_ADDR         address where rank 0 listens         127.0.0.1
  * MASTER_PORT         port where rank 0 listens            41233
- * FERRY_INIT_METHOD   how to rendezvous                    env://
  * FERRY_AUTH_TOKEN    the group's authentication token     (43 random characters)
  * FERRY_STATUS_URL    where it reports for the status page http://127.0.0.1:41240/api/report/1
  *                     (only when the launcher serves one)
@@ -57,8 +56,6 @@ public final class WorkerEnvironment {
   public static final String MASTER_ADDR = "MASTER_ADDR";
   /** Port of rank 0's rendezvous endpoint. */
   public static final String MASTER_PORT = "MASTER_PORT";
-  /** Rendezvous method, always {@link #ENV_INIT_METHOD} for launched workers. */
-  public static final String FERRY_INIT_METHOD = "FERRY_INIT_METHOD";
   /** The group's authentication token (see {@code RpcBackendOptions.authToken}). */
   public static final String FERRY_AUTH_TOKEN = "FERRY_AUTH_TOKEN";
   /**
@@ -68,13 +65,10 @@ public final class WorkerEnvironment {
   public static final String FERRY_STATUS_URL = "FERRY_STATUS_URL";
   /** The application's packages (see {@code RpcBackendOptions.applicationPackages}). */
   public static final String FERRY_APPLICATION_PACKAGES = "FERRY_APPLICATION_PACKAGES";
-  /** Value of {@link #FERRY_INIT_METHOD}: read everything from these variables. */
-  public static final String ENV_INIT_METHOD = "env://";
 
   /** All variables above; {@link WorkerGroupSpec.Builder#putEnv} refuses them. */
   public static final Set<String> RESERVED = Set.of(
-      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
-      FERRY_INIT_METHOD);
+      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT);
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -103,7 +97,6 @@ public final class WorkerEnvironment {
     env.put(GROUP_WORLD_SIZE, Integer.toString(placement.nodes()));
     env.put(MASTER_ADDR, masterAddr);
     env.put(MASTER_PORT, Integer.toString(masterPort));
-    env.put(FERRY_INIT_METHOD, ENV_INIT_METHOD);
     return env;
   }
 

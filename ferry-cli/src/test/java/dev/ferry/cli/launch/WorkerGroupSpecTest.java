@@ -53,7 +53,7 @@ class WorkerGroupSpecTest {
         .containsEntry("RANK", "2").containsEntry("LOCAL_RANK", "2")
         .containsEntry("WORLD_SIZE", "4").containsEntry("LOCAL_WORLD_SIZE", "4")
         .containsEntry("MASTER_ADDR", "10.0.0.1").containsEntry("MASTER_PORT", "29500")
-        .containsEntry("FERRY_INIT_METHOD", "env://").containsEntry("EXTRA", "1")
+        .containsEntry("EXTRA", "1")
         .containsEntry("FERRY_AUTH_TOKEN", "a-token-of-the-group-0123456789");
     assertThat(builder.environment().get("FERRY_APPLICATION_PACKAGES")).as("the main class's package, declared callable")
         .matches("(.*,)?a");

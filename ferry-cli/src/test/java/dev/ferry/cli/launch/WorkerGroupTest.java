@@ -75,7 +75,6 @@ class WorkerGroupTest {
           "LOCAL_WORLD_SIZE=3",
           "MASTER_ADDR=127.0.0.1",
           "MASTER_PORT=" + group.masterPort(),
-          "FERRY_INIT_METHOD=env://",
           "FERRY_TEST_EXTRA=extra",
           "GROUP_RANK=0",
           "TORCHELASTIC_RESTART_COUNT=null",

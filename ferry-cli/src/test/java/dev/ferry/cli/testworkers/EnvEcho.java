@@ -7,7 +7,7 @@ public final class EnvEcho {
 
   public static void main(String[] args) {
     for (String name : List.of("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR",
-        "MASTER_PORT", "FERRY_INIT_METHOD", "FERRY_TEST_EXTRA", "GROUP_RANK", "TORCHELASTIC_RESTART_COUNT",
+        "MASTER_PORT", "FERRY_TEST_EXTRA", "GROUP_RANK", "TORCHELASTIC_RESTART_COUNT",
         "FERRY_STATUS_URL")) {
       System.out.println(name + "=" + System.getenv(name));
     }
