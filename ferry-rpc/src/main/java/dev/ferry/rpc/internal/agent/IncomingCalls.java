@@ -106,7 +106,7 @@ final class IncomingCalls {
                 Thread.ofVirtual().name("ferry-request-" + self.name()).factory());
         this.warm = warmSpinNanos > 0 && AdaptiveSpin.MULTI_CPU
                 ? new WarmRequestThread("ferry-request-warm-" + self.name(), warmSpinNanos, this::startVirtual, schedule,
-                        limiter, () -> CurrentAgent.set(agent))
+                        limiter, () -> CurrentAgent.set(agent), WarmRequestThread.Timing.ofThisMachine())
                 : null;
     }
 

@@ -75,6 +75,35 @@ final class WarmRequestThread {
      */
     static final long OUTLIER_FACTOR = 8;
 
+    /**
+     * The thread's clock and the two spans it judges requests by (tests give their own clock).
+     *
+     * @param clock             nanoseconds, as {@link System#nanoTime()}
+     * @param stallNanos        a request running longer than this may be blocked
+     * @param maxQueueWaitNanos the most a request is expected to wait in the backlog
+     */
+    record Timing(LongSupplier clock, long stallNanos, long maxQueueWaitNanos) {
+        /**
+         * The system clock, {@link WarmRequestThread#STALL_NANOS} and {@link
+         * WarmRequestThread#maxQueueWaitNanos(int)} for this machine's processors.
+         */
+        static Timing ofThisMachine() {
+            int processors = Runtime.getRuntime().availableProcessors();
+            return new Timing(System::nanoTime, STALL_NANOS, WarmRequestThread.maxQueueWaitNanos(processors));
+        }
+    }
+
+    /**
+     * The most a request is expected to wait in the backlog for the ones ahead of it: 100 µs, or
+     * 300 µs on at most 2 processors, where a virtual thread seldom finds a CPU that neither this
+     * thread nor the event loop holds. (On the 2-vCPU VM a window of 64 small calls overflowed a
+     * 100 µs backlog on ~5 % of its calls, each then waking a carrier, and running code the JIT
+     * compiled only then.)
+     */
+    static long maxQueueWaitNanos(int processors) {
+        return processors <= 2 ? 300_000 : 100_000;
+    }
+
     private static final Object FREE = new Object();
     private static final Object RUNNING = new Object();
 
@@ -109,36 +138,18 @@ final class WarmRequestThread {
      * @param schedule runs a task a little later on another thread (the watchdog)
      * @param permit   the request permit the thread holds while awake (see the class comment)
      * @param onStart  runs on the thread before anything else (binds what requests expect of their thread)
+     * @param timing   its clock and spans, {@link Timing#ofThisMachine()} but in tests
      */
     WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule,
-                      ManagedBlocking.Permit permit, Runnable onStart) {
-        this(name, spinNanos, spillTo, schedule, permit, onStart, System::nanoTime, STALL_NANOS,
-                maxQueueWaitNanos(Runtime.getRuntime().availableProcessors()));
-    }
-
-    /**
-     * The most a request is expected to wait in the backlog for the ones ahead of it: 100 µs, or
-     * 300 µs on at most 2 processors, where a virtual thread seldom finds a CPU that neither this
-     * thread nor the event loop holds. (On the 2-vCPU VM a window of 64 small calls overflowed a
-     * 100 µs backlog on ~5 % of its calls, each then waking a carrier, and running code the JIT
-     * compiled only then.)
-     */
-    static long maxQueueWaitNanos(int processors) {
-        return processors <= 2 ? 300_000 : 100_000;
-    }
-
-    /** With its own clock and limits (tests). */
-    WarmRequestThread(String name, long spinNanos, Executor spillTo, Consumer<Runnable> schedule,
-                      ManagedBlocking.Permit permit, Runnable onStart, LongSupplier clock, long stallNanos,
-                      long maxQueueWaitNanos) {
+                      ManagedBlocking.Permit permit, Runnable onStart, Timing timing) {
         this.spin = new AdaptiveSpin(spinNanos);
         this.spillTo = spillTo;
         this.schedule = schedule;
         this.permit = permit;
         this.onStart = onStart;
-        this.clock = clock;
-        this.stallNanos = stallNanos;
-        this.maxQueueWaitNanos = maxQueueWaitNanos;
+        this.clock = timing.clock();
+        this.stallNanos = timing.stallNanos();
+        this.maxQueueWaitNanos = timing.maxQueueWaitNanos();
         this.averageNanos = stallNanos; // nothing queues until requests here have proved short
         this.thread = AgentThreads.unstarted(name, this::run);
         thread.start();

@@ -55,19 +55,13 @@ public final class LocalTransport implements Transport {
     private boolean closed; // guarded by lifecycle
 
     /**
-     * @param name          the worker's name, part of the address so logs read well
-     * @param ioThreads     how many threads deliver messages to the listener
-     * @param maxFrameBytes the largest message sent
-     * @param threadFactory makes the delivering threads
-     */
-    public LocalTransport(String name, int ioThreads, long maxFrameBytes, ThreadFactory threadFactory) {
-        this(name, ioThreads, maxFrameBytes, 64L << 20, Duration.ofSeconds(60), threadFactory);
-    }
-
-    /**
+     * @param name             the worker's name, part of the address so logs read well
+     * @param ioThreads        how many threads deliver messages to the listener
+     * @param maxFrameBytes    the largest message sent
      * @param sendQueueBytes   bytes one connection end may have sent and its peer not yet taken in
      *                         before senders wait (the peer paused reading, or is slow)
      * @param sendQueueTimeout how long a sender waits for room before its send fails (TIMEOUT)
+     * @param threadFactory    makes the delivering threads
      */
     public LocalTransport(String name, int ioThreads, long maxFrameBytes, long sendQueueBytes,
                           Duration sendQueueTimeout, ThreadFactory threadFactory) {

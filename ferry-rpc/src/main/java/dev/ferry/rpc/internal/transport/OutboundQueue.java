@@ -86,10 +86,6 @@ final class OutboundQueue {
     /** Lets senders write small frames themselves when nothing waits here; null for never. */
     private final DirectWriter direct;
 
-    OutboundQueue(Channel channel, long limitBytes) {
-        this(channel, limitBytes, null);
-    }
-
     OutboundQueue(Channel channel, long limitBytes, DirectWriter direct) {
         this.channel = channel;
         this.budget = new SendBudget(limitBytes);

@@ -43,7 +43,7 @@ class WarmRequestThreadTest {
                 task -> Thread.ofVirtual().start(() -> {
                     spilledOn.add("virtual");
                     task.run();
-                }), schedule, permit, () -> { }, now::get, STALL, 10 * STALL);
+                }), schedule, permit, () -> { }, new WarmRequestThread.Timing(now::get, STALL, 10 * STALL));
         return warm;
     }
 

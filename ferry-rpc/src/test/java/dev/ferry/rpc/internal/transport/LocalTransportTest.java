@@ -1,12 +1,15 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.TransportTuning;
+
 import java.util.concurrent.ThreadFactory;
 
 /** The transport contract in process. */
 class LocalTransportTest extends AbstractTransportTest {
     @Override
     protected Transport newTransport(String name, long maxFrameBytes, ThreadFactory threads) {
-        return new LocalTransport(name, 2, maxFrameBytes, threads);
+        TransportTuning tuning = TransportTuning.defaults();
+        return new LocalTransport(name, 2, maxFrameBytes, tuning.sendQueueBytes(), tuning.sendQueueTimeout(), threads);
     }
 
     @Override

@@ -50,7 +50,7 @@ class OutboundQueueCloseTest {
                 ctx.fireChannelInactive();
             }
         });
-        queue.set(new OutboundQueue(channel, 1 << 20));
+        queue.set(new OutboundQueue(channel, 1 << 20, null));
 
         assertThat(sendRightAfterClose(channel, queue.get()).get(10, TimeUnit.SECONDS)).isSameAs(cause);
     }
@@ -58,7 +58,7 @@ class OutboundQueueCloseTest {
     @Test
     void aSendToAChannelClosedWithoutACauseStillFails() throws Exception {
         Channel channel = connect(new ChannelInboundHandlerAdapter());
-        OutboundQueue queue = new OutboundQueue(channel, 1 << 20);
+        OutboundQueue queue = new OutboundQueue(channel, 1 << 20, null);
 
         assertThat(sendRightAfterClose(channel, queue).get(10, TimeUnit.SECONDS))
                 .isInstanceOf(ClosedChannelException.class);
