@@ -39,7 +39,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * same for its transports; this is its counterpart one level up, for the agent.
  *
  * <p>Every call is made both ways a caller can wait, {@code rpcSync} and
- * {@code rpcAsync(...).await()} ({@link #both}), since the transport may route them differently.
+ * {@code rpcAsync(...).await()} ({@link #both}), since the transport may route them differently
+ * (an {@code rpcSync} takes an idle lane where it can): the two must be indistinguishable in their
+ * results, errors (codes and messages), timeouts, interrupts and the thread a handler runs on.
  * Kept quick: the whole matrix should cost well under a minute.
  */
 @Timeout(60)
@@ -63,8 +65,12 @@ public abstract class AbstractAgentContractTest {
     /** Handlers of {@link #held} wait on this. */
     private static volatile java.util.concurrent.CountDownLatch gate = new java.util.concurrent.CountDownLatch(0);
 
+    /** Counted down by {@link #held} as it starts waiting. */
+    private static volatile java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(0);
+
     /** Waits until the test opens the gate: a call that answers exactly when the test wants. */
     public static int held(int x) throws InterruptedException {
+        entered.countDown();
         if (!gate.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
             throw new IllegalStateException("the gate never opened");
         }
@@ -213,25 +219,106 @@ public abstract class AbstractAgentContractTest {
         RpcException tooLarge = bothFail(Ops::identity, (Object) new byte[MAX_MESSAGE_BYTES + 1]);
         assertThat(tooLarge.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR);
         assertThat(tooLarge).hasMessageContaining("exceeds the maximum message size");
+        RpcException answerTooLarge = bothFail(AbstractAgentContractTest::bytes, MAX_MESSAGE_BYTES + 1);
+        assertThat(answerTooLarge.code()).as("an answer over the limit").isEqualTo(RpcException.Code.PROTOCOL_ERROR);
+        assertThat(answerTooLarge).hasMessageContaining("exceeds the maximum message size of " + MAX_MESSAGE_BYTES + " bytes");
         assertThat(both(Ops::noop, 5)).isEqualTo(5);
     }
 
+    public static byte[] bytes(int size) {
+        return new byte[size];
+    }
+
+    /** A caller that waits one way or the other: what {@code rpcSync} must be indistinguishable from. */
+    private enum Waiting {
+        RPC_SYNC, RPC_ASYNC_AWAIT;
+
+        <A, R> R call(RpcAgent agent, Duration timeout, RpcFunction1<A, R> function, A argument) {
+            var target = agent.to("worker1").withTimeout(timeout);
+            return this == RPC_SYNC ? target.rpcSync(function, argument) : target.rpcAsync(function, argument).await();
+        }
+    }
+
     @Test
-    void aTimeoutNamesTheCalleeAndTheDurationAndTheWorkerGoesOn() {
-        for (boolean sync : new boolean[] {true, false}) {
-            var target = w(0).to("worker1").withTimeout(Duration.ofMillis(200));
-            assertThatThrownBy(() -> {
-                if (sync) {
-                    target.rpcSync(Ops::sleepMillis, 3_000L);
-                } else {
-                    target.rpcAsync(Ops::sleepMillis, 3_000L).await();
+    void aTimeoutNamesTheCalleeAndTheDurationTheSameBothWaysAndTheWorkerGoesOn() {
+        List<RpcException> failures = new ArrayList<>();
+        for (Waiting waiting : Waiting.values()) {
+            gate = new java.util.concurrent.CountDownLatch(1);
+            try {
+                failures.add(failure(() -> waiting.call(w(0), Duration.ofMillis(300), AbstractAgentContractTest::held, 1)));
+            } finally {
+                gate.countDown();
+            }
+        }
+        for (RpcException e : failures) {
+            assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT);
+            assertThat(e).hasMessage("RPC ran for more than set timeout (300 ms) and will now be marked with an error:"
+                    + " AbstractAgentContractTest::held on worker1");
+        }
+        assertThat(both(Ops::noop, 2)).isEqualTo(2);
+    }
+
+    /**
+     * An interrupted caller gives up at once with the interrupt flag kept, while its call goes on
+     * and completes (it is neither failed nor cancelled): the same for {@code rpcSync}, whichever
+     * route it took, as for {@code rpcAsync(...).await()}.
+     */
+    @Test
+    void anInterruptedCallerGivesUpWhileItsCallGoesOnAndCompletes() throws Exception {
+        for (Waiting waiting : Waiting.values()) {
+            long succeeded = counter(w(0), "agent.calls_succeeded");
+            long failed = counter(w(0), "agent.calls_failed");
+            gate = new java.util.concurrent.CountDownLatch(1);
+            entered = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CompletableFuture<Throwable> outcome = new java.util.concurrent.CompletableFuture<>();
+            Thread caller = new Thread(() -> {
+                try {
+                    waiting.call(w(0), Duration.ofSeconds(20), AbstractAgentContractTest::held, 7);
+                    outcome.complete(new AssertionError("the call returned"));
+                } catch (Throwable e) {
+                    outcome.complete(Thread.currentThread().isInterrupted() ? e : new AssertionError("flag cleared", e));
                 }
-            }).isInstanceOfSatisfying(RpcException.class, e -> {
-                assertThat(e.code()).isEqualTo(RpcException.Code.TIMEOUT);
-                assertThat(e).hasMessageContaining("200 ms").hasMessageContaining("worker1");
             });
+            try {
+                caller.start();
+                assertThat(entered.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the handler started").isTrue();
+                caller.interrupt();
+                assertThat(outcome.get(30, java.util.concurrent.TimeUnit.SECONDS)).as(waiting.name())
+                        .isInstanceOfSatisfying(RpcException.class, e -> {
+                            assertThat(e.code()).isEqualTo(RpcException.Code.INTERNAL);
+                            assertThat(e.getCause()).isInstanceOf(InterruptedException.class);
+                        });
+                assertThat(counter(w(0), "agent.calls_failed")).as("the call is not failed").isEqualTo(failed);
+            } finally {
+                gate.countDown();
+            }
+            Eventually.until("the call completes", () -> counter(w(0), "agent.calls_succeeded") == succeeded + 1);
+            assertThat(counter(w(0), "agent.calls_failed")).isEqualTo(failed);
         }
         assertThat(both(Ops::noop, 3)).isEqualTo(3);
+    }
+
+    /** Where a handler runs: its agent's request thread, which may block (never a transport thread). */
+    public static String handlerThread(int x) {
+        return dev.ferry.rpc.Rpc.current().getWorkerInfo().name() + ", may block "
+                + !dev.ferry.rpc.internal.concurrent.NonBlockingThreads.currentIsNonBlocking();
+    }
+
+    /** Blocks on a call back to its caller. */
+    public static int callsBack(int x) {
+        return dev.ferry.rpc.Rpc.rpcSync("worker0", Ops::noop, x);
+    }
+
+    @Test
+    void aHandlerRunsOnARequestThreadThatMayBlockBothWays() {
+        for (int i = 0; i < 10; i++) {
+            assertThat(both(AbstractAgentContractTest::handlerThread, i)).isEqualTo("worker1, may block true");
+        }
+        assertThat(both(AbstractAgentContractTest::callsBack, 5)).as("a handler blocked on a nested call").isEqualTo(5);
+    }
+
+    private static long counter(RpcAgent agent, String key) {
+        return Long.parseLong(agent.getDebugInfo().get(key));
     }
 
     // ---------------------------------------------------------------- nested and asynchronous
