@@ -27,7 +27,7 @@ import java.util.function.Consumer;
  *   send() ─▶ waiting (FIFO) ─admit─▶ active (round robin) ─one piece each─▶ channel (while writable)
  * </pre>
  *
- * <p>An <em>ordered</em> message (one with headers: RRef protocol, system calls, interceptors'
+ * <p>An <em>ordered</em> message (its {@code Delivery} says so: RRef protocol, system calls, interceptors'
  * context) is a barrier: it starts only when everything before it is written, and nothing after it
  * starts before it is written. Plain calls and replies may overtake a large message in progress.
  *
