@@ -12,10 +12,13 @@ import java.util.Objects;
  * <h2>Why</h2>
  * A {@code ByteBuffer} argument or result of more than 1 MiB that arrives over a socket is a view
  * of the transport's receive memory, not a copy (see {@code receiveBufferPoolBytes} on {@link
- * RpcBackendOptions}). That memory is reused once nothing refers to the view any more, which only a
- * garbage collection can tell: a loop that receives large buffers quickly makes the transport ask
- * for full collections ({@link System#gc()}, tens of milliseconds each). A loop that releases what
- * it is done with never needs one.
+ * RpcBackendOptions}); one of 256 KiB or more from a worker on the same host is a view of that
+ * worker's shared-memory segment. That memory is reused once nothing refers to the view any more,
+ * which only a garbage collection can tell: a loop that receives large buffers quickly makes the
+ * transport ask for full collections ({@link System#gc()}, tens of milliseconds each; on a thread of
+ * its own, never on one that moves messages). A loop that releases what it is done with never needs
+ * one: a released range of the receive pool is reused at once, a released shared-memory range goes
+ * back to its sender at once.
  *
  * <pre>{@code
  * ByteBuffer reply = null;
@@ -43,14 +46,15 @@ import java.util.Objects;
  *       after release can neither read nor overwrite another message that reuses the memory.
  *       Sending it (as an argument or a result) fails with {@link RpcException.Code#ILLEGAL_STATE}.</li>
  *   <li>Releasing twice, releasing a buffer that is not received memory (one the application
- *       allocated, a heap buffer, a buffer that arrived through shared memory or in a message too small
- *       for the pool) or one whose memory the garbage collector already returned is a no-op that
+ *       allocated, a heap buffer, a buffer that arrived in a message too small for the pool or for
+ *       shared memory) or one whose memory the garbage collector already returned is a no-op that
  *       answers {@code false}; such buffers are freed as usual.</li>
  *   <li>A buffer being sent (returned as a result, or passed as an argument, whose message is not
  *       fully written yet) may be released at any time: Ferry keeps its memory until the message is
  *       written and only then reuses it.</li>
  *   <li>Released memory is reused for later messages only; releasing never frees memory to the
- *       operating system (the pool keeps it, up to {@code receiveBufferPoolBytes}).</li>
+ *       operating system (the pool keeps it, up to {@code receiveBufferPoolBytes}; a shared-memory
+ *       range goes back to the sender's segment).</li>
  * </ul>
  * Releasing costs a few microseconds (the JVM makes sure no thread is reading the buffer at that
  * moment). A buffer released while another thread is accessing it is not reused early: the

@@ -1,12 +1,12 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.LentMemory;
 import dev.ferry.rpc.internal.wire.Loans;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.ref.PhantomReference;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
@@ -271,9 +271,9 @@ final class LargeBufferPool {
 
     /**
      * A lent range: comes back when its carrier is unreachable, or earlier when the application
-     * releases it ({@link Loans}) and no send refers to it. Its state is guarded by the pool.
+     * releases it ({@link Loans}) and no send refers to it.
      */
-    private final class Lease extends PhantomReference<ByteBuffer> implements Loans.Loan {
+    private final class Lease extends LentMemory {
         final Region region;
         final int offset;
         final int length;
@@ -283,10 +283,6 @@ final class LargeBufferPool {
          */
         final Arena arena;
         final MemorySegment.Scope scope;
-        /** Sends whose frames refer to the memory now. */
-        private int pins;
-        private boolean released;
-        private boolean afterSend;
 
         Lease(ByteBuffer carrier, Region region, int offset, int length, ReferenceQueue<ByteBuffer> queue,
               Arena arena, MemorySegment.Scope scope) {
@@ -299,51 +295,8 @@ final class LargeBufferPool {
         }
 
         @Override
-        public boolean pin() {
-            synchronized (LargeBufferPool.this) {
-                if (released) {
-                    return false;
-                }
-                pins++;
-                return true;
-            }
-        }
-
-        @Override
-        public void unpin() {
-            synchronized (LargeBufferPool.this) {
-                if (--pins > 0 || !afterSend && !released) {
-                    return;
-                }
-                released = true;
-            }
-            returnEarly(this);
-        }
-
-        @Override
-        public boolean release() {
-            synchronized (LargeBufferPool.this) {
-                if (released) {
-                    return false;
-                }
-                released = true;
-                if (pins > 0) {
-                    return true; // the last unpin returns it
-                }
-            }
-            returnEarly(this);
-            return true;
-        }
-
-        @Override
-        public boolean releaseAfterSend() {
-            synchronized (LargeBufferPool.this) {
-                if (released) {
-                    return false;
-                }
-                afterSend = true;
-                return true;
-            }
+        protected void returnEarly() {
+            LargeBufferPool.this.returnEarly(this);
         }
     }
 }

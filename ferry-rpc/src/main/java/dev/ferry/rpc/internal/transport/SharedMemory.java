@@ -1,11 +1,14 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.wire.LentMemory;
+import dev.ferry.rpc.internal.wire.Loans;
 import io.netty.channel.Channel;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
-import java.lang.ref.PhantomReference;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.lang.ref.Reference;
 import java.lang.ref.ReferenceQueue;
 import java.nio.ByteBuffer;
@@ -30,9 +33,11 @@ import java.util.concurrent.atomic.LongAdder;
  * <pre>
  *  sender                                             receiver
  *  copy into a range of its segment ── descriptor ──▶ view of that range (a "carrier" of its own)
- *                                                     ... application drops the view; a collection
- *                                                     finds it unreachable (phantom reference) ...
- *  range free again ◀──────────────── RELEASE ─────── reclaimer thread
+ *                                                     ... the application releases it
+ *                                                     (ReceivedBuffers.release / releaseAfterSend),
+ *                                                     or drops it and a collection finds it
+ *                                                     unreachable (phantom reference) ...
+ *  range free again ◀──────────────── RELEASE ─────── the releasing thread, or the reclaimer thread
  * </pre>
  *
  * A connection may close while views of what came on it are still in use, on either side of it:
@@ -40,10 +45,12 @@ import java.util.concurrent.atomic.LongAdder;
  * its next one ({@link #releaseLater}), and the sender accepts them for the ranges the closed
  * connection left orphaned ({@link SharedSegment}), so connection churn does not leak the segment.
  *
- * <p>A received view lives as long as the application keeps it, so ranges come back only after a
- * garbage collection on the receiver. When a peer's views hold more than half of its segment, this
- * side asks for a collection in the background ({@link MemoryPressure}, the policy the receive
- * pool shares), never on an event loop.
+ * <p>A received view is a {@link Loans.Loan}, as a view of the receive pool is: the application
+ * that releases it gives its range back at once (every view of it then throws on access, so a use
+ * after release cannot read the sender's next message), and a send that refers to it pins it until
+ * written. A view the application only drops comes back after a garbage collection on the receiver;
+ * when a peer's views hold more than half of its segment, this side asks for one in the background
+ * ({@link MemoryPressure}, the policy the receive pool shares), never on an event loop.
  *
  * <p>Thread-safe. One daemon thread, {@code ferry-shm-reclaim}, sends releases; {@link #close}
  * ends it and deletes the segment file.
@@ -211,16 +218,66 @@ final class SharedMemory implements AutoCloseable {
     }
 
     /**
-     * Tracks a view handed to the application: when it is unreachable, {@code link} releases the
-     * range at {@code offset}. May ask for a collection when the peer's views hold much of its segment.
+     * A view of {@code length} bytes at {@code offset} of {@code peer}'s segment, to hand to the
+     * application: its range goes back to the peer over {@code link} when the application releases
+     * it or, failing that, when it is unreachable. May ask for a collection when the peer's views
+     * hold much of its segment.
      */
-    void track(ByteBuffer carrier, SharedMemoryLink link, PeerSegment peer, long offset, int length) {
-        views.add(new View(carrier, returned, link, peer, offset, length));
+    ByteBuffer lend(SharedMemoryLink link, PeerSegment peer, long offset, int length) {
+        Loans.View closable = Loans.closableView(peer.memory(), (int) offset, length);
+        ByteBuffer carrier = closable != null ? closable.buffer()
+                : LargeBufferPool.carrier(peer.memory(), (int) offset, length);
+        View view = new View(carrier, returned, link, peer, offset, length, closable);
+        views.add(view);
+        if (closable != null) {
+            Loans.register(closable.scope(), view);
+        }
         receivedBuffers.increment();
         receivedBytes.add(length);
         long outstanding = peer.outstanding.addAndGet(length);
         if (outstanding > peer.size() / 2) {
             collectSoon();
+        }
+        return carrier;
+    }
+
+    /**
+     * The range of {@code view} goes back to its sender: queued on its link (true), or kept for the
+     * sender's next link when that one closed (false; also when it went back already).
+     */
+    private boolean giveBack(View view) {
+        if (view.scope != null) {
+            Loans.unregister(view.scope);
+        }
+        if (!views.remove(view)) {
+            return false;
+        }
+        view.peer.outstanding.addAndGet(-view.length);
+        if (view.link.queueRelease(view.offset)) {
+            return true;
+        }
+        releaseLater(view.link.peerToken(), view.offset);
+        return false;
+    }
+
+    /**
+     * The application released {@code view} and nothing sends from it: makes its views unusable,
+     * then gives its range back at once. Outside any lock: closing an arena waits for every thread
+     * to reach a safe point.
+     */
+    private void returnEarly(View view) {
+        if (view.scope != null) {
+            Loans.unregister(view.scope);
+        }
+        if (!Loans.close(view.arena)) {
+            // Another thread is using a view at this very moment: the range comes back once the
+            // view is unreachable, as for any view not released.
+            log.debug("a released shared-memory view is in use by another thread; it returns when unreachable");
+            return;
+        }
+        view.clear();
+        if (giveBack(view)) {
+            view.link.flushReleases();
         }
     }
 
@@ -277,13 +334,8 @@ final class SharedMemory implements AutoCloseable {
             }
             do {
                 View view = (View) ref;
-                if (views.remove(view)) {
-                    view.peer.outstanding.addAndGet(-view.length);
-                    if (!view.link.queueRelease(view.offset)) {
-                        releaseLater(view.link.peerToken(), view.offset);
-                    } else if (!touched.contains(view.link)) {
-                        touched.add(view.link);
-                    }
+                if (giveBack(view) && !touched.contains(view.link)) {
+                    touched.add(view.link);
                 }
             } while ((ref = returned.poll()) != null);
             for (SharedMemoryLink link : touched) {
@@ -293,20 +345,33 @@ final class SharedMemory implements AutoCloseable {
         }
     }
 
-    /** A view handed to the application: its range goes back to the peer when it is unreachable. */
-    private static final class View extends PhantomReference<ByteBuffer> {
+    /**
+     * A view handed to the application: its range goes back to the peer when the application
+     * releases it and no send refers to it, or when it is unreachable.
+     */
+    private final class View extends LentMemory {
         final SharedMemoryLink link;
         final PeerSegment peer;
         final long offset;
         final int length;
+        /** The carrier's arena and scope; null where views cannot be closed (then no early return). */
+        final Arena arena;
+        final MemorySegment.Scope scope;
 
         View(ByteBuffer carrier, ReferenceQueue<ByteBuffer> queue, SharedMemoryLink link, PeerSegment peer,
-             long offset, int length) {
+             long offset, int length, Loans.View closable) {
             super(carrier, queue);
             this.link = link;
             this.peer = peer;
             this.offset = offset;
             this.length = length;
+            this.arena = closable != null ? closable.arena() : null;
+            this.scope = closable != null ? closable.scope() : null;
+        }
+
+        @Override
+        protected void returnEarly() {
+            SharedMemory.this.returnEarly(this);
         }
     }
 }

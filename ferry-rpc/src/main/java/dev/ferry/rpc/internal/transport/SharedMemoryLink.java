@@ -177,9 +177,7 @@ final class SharedMemoryLink implements SharedBuffers, SharedSegment.Borrower {
             throw protocol("shared-memory descriptor [" + offset + ", +" + length + ") lies outside the peer's "
                     + segment.size() + "-byte segment");
         }
-        ByteBuffer carrier = LargeBufferPool.carrier(segment.memory(), (int) offset, length);
-        shared.track(carrier, this, segment, offset, length);
-        return carrier;
+        return shared.lend(this, segment, offset, length);
     }
 
     @Override

@@ -34,6 +34,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -105,6 +106,44 @@ class SharedMemoryTransportTest {
         assertThat(clientShm.sentBuffers.sum()).isEqualTo(8);
         assertThat(clientShm.fallbacks.sum()).isZero();
         assertThat(pair.server.sharedMemory().releasesSent.sum()).isEqualTo(8);
+    }
+
+    /**
+     * A view the application releases ({@code ReceivedBuffers}) gives its range back at once, with
+     * no collection (the view is still reachable here), and fails every access after; an echo that
+     * releases its argument after sending it gives the argument's range back once the reply is out.
+     */
+    @Test
+    void releasedViewsGiveTheirRangesBackWithoutACollection() throws Exception {
+        // Room for three 1 MiB buffers at once; eight go through it one after the other.
+        Pair pair = pair(4L * MIB, false);
+        SharedMemory clientShm = pair.client.sharedMemory();
+        SharedMemory serverShm = pair.server.sharedMemory();
+        for (int i = 0; i < 8; i++) {
+            ByteBuffer sent = pattern(ByteBuffer.allocateDirect(MIB), i);
+            pair.toServer.send(call(10 + i, sent), Delivery.UNORDERED, sendFailures::add);
+            ByteBuffer got = (ByteBuffer) decode(pair.serverEvents.message());
+            assertThat(got).isEqualTo(sent.clear());
+            if (i % 2 == 0) {
+                assertThat(dev.ferry.rpc.ReceivedBuffers.release(got)).isTrue();
+                assertThat(dev.ferry.rpc.ReceivedBuffers.release(got)).as("released twice").isFalse();
+                assertThatThrownBy(() -> got.get(0)).isInstanceOf(IllegalStateException.class);
+            } else {
+                // An echo done with its argument once the reply is written.
+                pair.accepted.send(new OutboundMessage(MessageKind.REPLY, 10 + i, CallHeaders.empty(),
+                        codec.encode(dev.ferry.rpc.ReceivedBuffers.releaseAfterSend(got))), Delivery.UNORDERED,
+                        sendFailures::add);
+                ByteBuffer echoed = (ByteBuffer) decode(pair.clientEvents.message());
+                assertThat(echoed).isEqualTo(sent.clear());
+                assertThat(dev.ferry.rpc.ReceivedBuffers.release(echoed)).isTrue();
+                Eventually.until("the echo's range is back", () -> serverShm.own().lentBytes() == 0);
+            }
+            Eventually.until("the range is back", () -> clientShm.own().lentBytes() == 0);
+        }
+        assertThat(clientShm.sentBuffers.sum()).isEqualTo(8);
+        assertThat(clientShm.fallbacks.sum()).isZero();
+        assertThat(serverShm.fallbacks.sum()).isZero();
+        assertThat(serverShm.debugInfo()).containsEntry("transport.shm.collections", "0");
     }
 
     @Test
