@@ -136,6 +136,23 @@ class SyncLanesTest {
         assertThat(exchanges(w0)).isGreaterThanOrEqualTo(before + 100);
     }
 
+    /**
+     * An RRef closed just before does not change the route of the next call to its owner: its
+     * delete never rides on a plain call (that would make the call ordered and keep it off the
+     * lane), it goes on its own.
+     */
+    @Test
+    void aClosedRRefDoesNotPushTheNextCallOffTheLane() {
+        RpcAgent w0 = cluster.agent(0);
+        awaitLane(w0, "worker1");
+        for (int i = 0; i < 20; i++) {
+            RRef<Integer> value = w0.remote("worker1", Ops::noop, i);
+            assertThat(value.toHere()).isEqualTo(i);
+            value.close();
+            assertThat(w0.rpcSync("worker1", SyncLanesTest::threadName, i)).startsWith("ferry-lane-");
+        }
+    }
+
     @Test
     void aHandlerOnALaneMayWaitForNestedCallsToItsCaller() {
         String path = cluster.agent(0).rpcSync("worker1", SyncLanesTest::pingPong, 3);
