@@ -71,4 +71,9 @@ public final class BenchFunctions {
         "num_owner_rrefs", Double.parseDouble(info.get("rref.num_owner_rrefs")),
         "rss_mib", Timing.rssMib());
   }
+
+  /** W5's diagnostics: what worker1's process has spent so far ({@link ProcessCosts#now}). */
+  public static ProcessCosts processCosts() {
+    return ProcessCosts.now();
+  }
 }

@@ -21,8 +21,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.DoubleSupplier;
+import java.util.function.Supplier;
 
 /**
  * W5 worker (bench/WORKLOADS.md): a training step with distributed autograd and a {@link
@@ -142,15 +144,16 @@ public final class W5Worker {
             return loss.item();
           }
         };
-        Timed timed = Timed.run(step, warm, steps);
+        Timed timed = Timed.run(step, warm, steps, () -> Cost.of(agent));
         if (EXTRA_STEPS > 0) {
-          Map<String, Object> extra = Timed.run(step, 1, EXTRA_STEPS).summary(false);
+          Map<String, Object> extra = Timed.run(step, 1, EXTRA_STEPS, Cost::none).summary(false);
           System.err.printf("W5 extra steps: %d at %.1f steps/s, median %s ms%n", EXTRA_STEPS,
               extra.get("steps_per_s"), extra.get("step_median_ms"));
         }
         Map<String, Object> out = timed.summary(true);
         out.put("loss_first", timed.first);
         out.put("loss_last", timed.last);
+        timed.after.putSince(timed.before, steps, out);
         return out;
       }
     } finally {
@@ -171,25 +174,60 @@ public final class W5Worker {
       optimizer.step();
       return loss.item();
     };
-    return Timed.run(step, warm, steps).summary(false);
+    return Timed.run(step, warm, steps, Cost::none).summary(false);
   }
 
-  /** {@code warm} untimed steps, then {@code steps} steps timed one by one. */
-  private record Timed(long[] latencies, long loopNanos, double first, double last) {
-    static Timed run(DoubleSupplier step, int warm, int steps) {
+  /**
+   * Diagnostics beside the timed figures (ferry-bench/README, "W5 variants"): what both workers'
+   * processes spent during the timed steps ({@link ProcessCosts}), per step; which of their
+   * threads used the CPU goes to stderr.
+   */
+  record Cost(ProcessCosts rank0, ProcessCosts rank1) {
+    static Cost none() {
+      return new Cost(ProcessCosts.none(), ProcessCosts.none());
+    }
+
+    /** Now, on both workers (worker1's through a call, outside the timed interval). */
+    static Cost of(RpcAgent agent) {
+      ProcessCosts remote = agent.rpcSync("worker1", BenchFunctions::processCosts);
+      return new Cost(ProcessCosts.now(), remote);
+    }
+
+    /**
+     * Puts what was spent from {@code before} to this snapshot, per step, into {@code out}; prints
+     * when that was (each JVM's uptime, as {@code -Xlog} stamps its lines) and the threads' shares.
+     */
+    void putSince(Cost before, int steps, Map<String, Object> out) {
+      putSince("rank0", before.rank0, rank0, steps, out);
+      putSince("rank1", before.rank1, rank1, steps, out);
+    }
+
+    private static void putSince(String rank, ProcessCosts from, ProcessCosts to, int steps, Map<String, Object> out) {
+      ProcessCosts spent = to.minus(from);
+      out.putAll(spent.perStep(steps, "_" + rank));
+      System.err.printf(Locale.ROOT, "W5 timed steps on %s: uptime %d .. %d ms; CPU ms per step by thread: %s%n",
+          rank, from.uptimeMillis(), to.uptimeMillis(), spent.threadsPerStep(steps));
+    }
+  }
+
+  /** {@code warm} untimed steps, then {@code steps} steps timed one by one, and what they cost. */
+  private record Timed(long[] latencies, long loopNanos, double first, double last, Cost before, Cost after) {
+    static Timed run(DoubleSupplier step, int warm, int steps, Supplier<Cost> costNow) {
       double first = step.getAsDouble();
       for (int i = 1; i < warm; i++) {
         step.getAsDouble();
       }
       long[] lat = new long[steps];
       double last = first;
+      Cost before = costNow.get();
       long t0 = System.nanoTime();
       for (int i = 0; i < steps; i++) {
         long s = System.nanoTime();
         last = step.getAsDouble();
         lat[i] = System.nanoTime() - s;
       }
-      return new Timed(lat, System.nanoTime() - t0, first, last);
+      long loop = System.nanoTime() - t0;
+      return new Timed(lat, loop, first, last, before, costNow.get());
     }
 
     /**
