@@ -34,6 +34,14 @@ import javax.net.ssl.SSLContext;
  *       {@code tcp://host:port} or {@code file:///path}</td></tr>
  *   <tr><td>rpcTimeout</td><td>60 s</td><td>default timeout of calls; {@link Duration#ZERO}: none</td></tr>
  *   <tr><td>rendezvousTimeout</td><td>the rpcTimeout</td><td>how long {@code initRpc} waits for all ranks</td></tr>
+ *   <tr><td>heartbeatTimeout</td><td>30 s</td><td>how long a connected peer may send nothing (heartbeats included:
+ *       a peer silent for a fifth of this is sent one, which it answers however busy its request threads are) before
+ *       it is declared lost: its calls fail with {@link RpcException.Code#UNAVAILABLE} naming it and saying why, its
+ *       connections close, {@link dev.ferry.rpc.spi.PeerListener}s hear of it, and graceful shutdown does not wait
+ *       for it. Detects a peer that is stopped (SIGSTOP), hung or cut off by the network, which no socket error
+ *       reports; detection takes this plus at most a fifth of it. A later call reconnects: a peer that is back (a
+ *       partition that healed) is used again. {@link Duration#ZERO}: no heartbeats (only a closed connection makes
+ *       a peer lost). Set it above the longest pause a live worker may take (a full garbage collection)</td></tr>
  *   <tr><td>numWorkerThreads</td><td>16</td><td>how many requests may run at once on this worker; a request
  *       waiting on an RPC future does not count, so nested calls never deadlock</td></tr>
  *   <tr><td>listenHost</td><td>127.0.0.1</td><td>the address this worker listens on
@@ -160,10 +168,13 @@ public final class RpcBackendOptions implements BackendOptions {
     /** Default call timeout, as PyTorch's. */
     public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(60);
     public static final int DEFAULT_NUM_WORKER_THREADS = 16;
+    /** Default {@code heartbeatTimeout}: well above a live worker's pauses, well below the call timeout. */
+    public static final Duration DEFAULT_HEARTBEAT_TIMEOUT = Duration.ofSeconds(30);
 
     private final String initMethod;
     private final Duration rpcTimeout;
     private final Duration rendezvousTimeout;
+    private final Duration heartbeatTimeout;
     private final int numWorkerThreads;
     private final String listenHost;
     private final long maxMessageBytes;
@@ -210,6 +221,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.initMethod = b.initMethod;
         this.rpcTimeout = b.rpcTimeout;
         this.rendezvousTimeout = b.rendezvousTimeout;
+        this.heartbeatTimeout = b.heartbeatTimeout;
         this.numWorkerThreads = b.numWorkerThreads;
         this.listenHost = b.listenHost;
         this.maxMessageBytes = b.maxMessageBytes;
@@ -252,6 +264,11 @@ public final class RpcBackendOptions implements BackendOptions {
     @Override
     public Duration rendezvousTimeout() {
         return rendezvousTimeout != null ? rendezvousTimeout : rpcTimeout;
+    }
+
+    /** How long a connected peer may send nothing before it is declared lost; ZERO: no heartbeats. */
+    public Duration heartbeatTimeout() {
+        return heartbeatTimeout;
     }
 
     public int numWorkerThreads() {
@@ -380,6 +397,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private String initMethod = "env://";
         private Duration rpcTimeout = DEFAULT_RPC_TIMEOUT;
         private Duration rendezvousTimeout;
+        private Duration heartbeatTimeout = DEFAULT_HEARTBEAT_TIMEOUT;
         private int numWorkerThreads = DEFAULT_NUM_WORKER_THREADS;
         private String listenHost = "127.0.0.1";
         private long maxMessageBytes = 1L << 30;
@@ -412,6 +430,7 @@ public final class RpcBackendOptions implements BackendOptions {
             initMethod = o.initMethod;
             rpcTimeout = o.rpcTimeout;
             rendezvousTimeout = o.rendezvousTimeout;
+            heartbeatTimeout = o.heartbeatTimeout;
             numWorkerThreads = o.numWorkerThreads;
             listenHost = o.listenHost;
             maxMessageBytes = o.maxMessageBytes;
@@ -450,6 +469,19 @@ public final class RpcBackendOptions implements BackendOptions {
 
         public Builder rendezvousTimeout(Duration value) {
             this.rendezvousTimeout = requireNotNegative(value, "rendezvousTimeout");
+            return this;
+        }
+
+        /**
+         * How long a connected peer may send nothing before it is declared lost (see the table
+         * above); {@link Duration#ZERO} turns heartbeats off. At least 10 ms otherwise.
+         */
+        public Builder heartbeatTimeout(Duration value) {
+            requireNotNegative(value, "heartbeatTimeout");
+            if (!value.isZero() && value.toMillis() < 10) {
+                throw invalid("heartbeatTimeout must be zero (off) or at least 10 ms, got " + value);
+            }
+            this.heartbeatTimeout = value;
             return this;
         }
 

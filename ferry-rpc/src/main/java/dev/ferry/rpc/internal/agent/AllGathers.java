@@ -1,7 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
-import dev.ferry.rpc.RpcFunction2;
 import dev.ferry.rpc.RpcFunction4;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
@@ -12,49 +11,70 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The all-gather protocol (PyTorch's {@code _all_gather} and {@code AllGatherStates}): every member
- * sends its value to the leader (the member of lowest rank); when the leader has all of them it
- * sends the whole map to every follower. The members are the whole group or a subset named by the
- * caller; gathers over one set of members are numbered in the order each worker starts them, so
- * concurrent or repeated gathers line up across workers, and gathers over different sets never
- * wait for each other.
+ * The all-gather protocol (PyTorch's {@code _all_gather}): every member sends its value to the
+ * leader (the member of lowest rank), whose answer, once it has them all, is the whole map. The
+ * members are the group or a subset named by the caller; gathers over one set of members are
+ * numbered in the order each worker starts them, so concurrent or repeated gathers line up across
+ * workers, and gathers over different sets never wait for each other.
  *
  * <pre>
- *   follower ──gatherToLeader(id, members, name, value)──▶ leader   (once per follower)
- *   leader   ──broadcastToFollowers(id, map)─────────────▶ follower (when all have arrived)
+ *   follower ──gatherToLeader(id, members, name, value)──▶ leader
+ *   follower ◀──────────── the whole map ───────────────── leader   (when all have arrived)
  * </pre>
+ *
+ * <p>A gather over the whole group is over the workers that are not lost ({@link PeerLiveness}):
+ * the leader stops waiting for a member once it is lost, and a follower whose leader is lost (or
+ * unreachable) sends its value to the next one, which keeps the answers of the gathers it led, so
+ * graceful shutdown completes among the survivors. A gather over named workers fails with
+ * {@link RpcException.Code#UNAVAILABLE} as soon as one of them is lost.
+ *
+ * <p>Thread-safe.
  */
 final class AllGathers {
+    /** The key of gathers over the whole group: short, it rides on every one of them (shutdown's too). */
+    private static final String GROUP = "*";
+    /** Answers of finished gathers kept for followers whose leader was lost before it answered them. */
+    private static final int KEPT_ANSWERS = 32;
+    /** How long a leader waits before it watches the members it still waits for (most come at once). */
+    private static final long PROBE_DELAY_NANOS = 200_000_000;
+
     /** One gather in progress on this worker. */
     private static final class State {
-        final Map<String, Object> gathered = new HashMap<>();
+        final Map<String, Object> gathered = new HashMap<>(); // guarded by this
         final CompletableFuture<Map<String, Object>> complete = new CompletableFuture<>();
+        /** The members named, or null for the group's live members. */
+        volatile List<String> members;
     }
 
-    private static final RpcFunction4<String, List<String>, String, Object, Boolean> GATHER = SystemCalls::gatherToLeader;
-    private static final RpcFunction2<String, Map<String, Object>, Boolean> BROADCAST = SystemCalls::broadcastToFollowers;
+    private static final RpcFunction4<String, List<String>, String, Object, RpcFuture<Map<String, Object>>> GATHER =
+            SystemCalls::gatherToLeader;
 
     private final DefaultRpcAgent agent;
     /** Per set of members (its key), how many gathers over it this worker has started. */
     private final ConcurrentHashMap<String, AtomicLong> sequences = new ConcurrentHashMap<>();
     private final ConcurrentHashMap<String, State> states = new ConcurrentHashMap<>();
+    /** The last gathers led here, by id, for late followers; guarded by itself. */
+    private final Map<String, Map<String, Object>> answered = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Map<String, Object>> eldest) {
+            return size() > KEPT_ANSWERS;
+        }
+    };
 
     AllGathers(DefaultRpcAgent agent) {
         this.agent = agent;
     }
 
-    /** Gathers over the whole group. */
+    /** Gathers over the whole group (its workers that are not lost). */
     Map<String, Object> run(Object value, Duration timeout) {
         return run(value, null, timeout);
     }
@@ -62,31 +82,58 @@ final class AllGathers {
     /** Gathers over the workers named, or the whole group when {@code workerNames} is null. */
     Map<String, Object> run(Object value, Collection<String> workerNames, Duration timeout) {
         WorkerDirectory directory = agent.directory();
-        List<WorkerInfo> members = members(directory, workerNames);
-        // The whole group's key is short: it rides on every gather message, shutdown's among them.
-        String key = members.size() == directory.size() ? "*" : String.join(",", names(members));
+        List<WorkerInfo> named = workerNames == null ? null : named(directory, workerNames);
+        String key = named == null || named.size() == directory.size() ? GROUP : String.join(",", names(named));
+        List<String> members = key.equals(GROUP) ? List.of() : names(named);
         String id = key + "#" + sequences.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
         WorkerInfo self = directory.self();
-        WorkerInfo leader = members.get(0);
+        long deadline = timeout.isZero() ? 0 : System.nanoTime() + timeout.toNanos();
         try {
-            if (self.equals(leader)) {
-                contribute(id, names(members), self.name(), value);
-                Map<String, Object> all = await(state(id).complete, timeout, id, "values from every member");
-                broadcast(id, all, members, timeout);
-                return all;
+            while (true) {
+                WorkerInfo leader = members.isEmpty() ? firstLive(directory) : named.get(0);
+                if (self.equals(leader)) {
+                    contribute(id, members, self.name(), value);
+                    probeLater(id);
+                    return await(RpcFuture.fromCompletionStage(state(id).complete), deadline, timeout, id,
+                            "values from every member");
+                }
+                RpcFuture<Object> answer = agent.invokeSystem(leader, GATHER, new Object[] {id, members, self.name(), value},
+                        left(deadline, timeout, id));
+                try {
+                    return await(answer.thenApply(AllGathers::asMap), deadline, timeout, id,
+                            "the gathered values from leader " + leader.name());
+                } catch (RpcException e) {
+                    if (!members.isEmpty() || e.code() != RpcException.Code.UNAVAILABLE) {
+                        throw e;
+                    }
+                    // The leader is gone: the next live worker leads (it may have the answer already).
+                    agent.liveness().unreachable(leader, e.getMessage());
+                    peerLost(leader);
+                }
             }
-            agent.invokeSystem(leader, GATHER, new Object[] {id, names(members), self.name(), value}, timeout).await();
-            return await(state(id).complete, timeout, id, "the gathered values from leader " + leader.name());
         } finally {
             states.remove(id);
         }
     }
 
-    /** The members in rank order (the leader first), checked against the group. */
-    private static List<WorkerInfo> members(WorkerDirectory directory, Collection<String> workerNames) {
-        if (workerNames == null) {
-            return directory.workers().stream().sorted(Comparator.comparingInt(WorkerInfo::id)).toList();
+    /** The map in a leader's answer: an asynchronous function's value arrives as a completed future. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> asMap(Object answer) {
+        return (Map<String, Object>) (answer instanceof RpcFuture<?> future ? future.value() : answer);
+    }
+
+    /** The lowest-ranked worker of the group that is not lost (this one, at worst). */
+    private WorkerInfo firstLive(WorkerDirectory directory) {
+        for (WorkerInfo worker : directory.workers()) {
+            if (worker.equals(directory.self()) || !agent.liveness().isLost(worker.name())) {
+                return worker;
+            }
         }
+        return directory.self();
+    }
+
+    /** The members named, in rank order (the leader first), checked against the group. */
+    private static List<WorkerInfo> named(WorkerDirectory directory, Collection<String> workerNames) {
         if (workerNames.isEmpty()) {
             throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "a gather or barrier needs at least one worker");
         }
@@ -106,52 +153,99 @@ final class AllGathers {
         return members.stream().map(WorkerInfo::name).toList();
     }
 
-    private void broadcast(String id, Map<String, Object> all, List<WorkerInfo> members, Duration timeout) {
-        List<WorkerInfo> followers = members.subList(1, members.size());
-        List<RpcFuture<Object>> replies = new ArrayList<>();
-        for (WorkerInfo follower : followers) {
-            replies.add(agent.invokeSystem(follower, BROADCAST, new Object[] {id, all}, timeout));
+    /**
+     * On the leader: records {@code name}'s value for gather {@code id} over {@code members}
+     * (empty: the group's live workers); the future is the whole map once every member's value is
+     * in. A value for a gather this worker already answered gets that answer.
+     */
+    RpcFuture<Map<String, Object>> contribute(String id, List<String> members, String name, Object value) {
+        Map<String, Object> done;
+        synchronized (answered) {
+            done = answered.get(id);
         }
-        List<String> failed = new ArrayList<>();
-        RpcException first = null;
-        for (int i = 0; i < replies.size(); i++) {
-            try {
-                replies.get(i).await();
-            } catch (RpcException e) {
-                failed.add(followers.get(i).name());
-                first = first == null ? e : first;
-            }
+        if (done != null) {
+            return RpcFuture.completed(done);
         }
-        if (first != null) {
-            throw new RpcException(first.code(), "Followers " + failed + " timed out or failed in allGather " + id
-                    + " after " + describe(timeout) + ". The first exception is " + first.getMessage(), first);
-        }
-    }
-
-    void contribute(String id, List<String> members, String name, Object value) {
-        if (!members.contains(name)) {
+        if (!members.isEmpty() && !members.contains(name)) {
             throw new RpcException(RpcException.Code.ILLEGAL_STATE, name + " is not expected by the leader of gather " + id);
         }
         State state = state(id);
-        Map<String, Object> complete = null;
+        state.members = members.isEmpty() ? null : members;
         synchronized (state) {
             if (state.gathered.containsKey(name)) {
                 throw new RpcException(RpcException.Code.ILLEGAL_STATE, name + " reported gather " + id + " twice");
             }
             state.gathered.put(name, value);
-            if (state.gathered.size() == members.size()) {
+        }
+        checkComplete(id, state);
+        return RpcFuture.fromCompletionStage(state.complete);
+    }
+
+    /**
+     * Soon, if gather {@code id} still waits for members this worker has no connection to, starts
+     * watching them, so that it learns of their loss (a member that never connected to the leader
+     * and died or hangs would otherwise be waited for until the timeout).
+     */
+    private void probeLater(String id) {
+        agent.schedule(() -> {
+            State state = states.get(id);
+            if (state == null || state.complete.isDone()) {
+                return;
+            }
+            List<String> expected = state.members != null ? state.members : liveNames();
+            List<WorkerInfo> missing = new ArrayList<>();
+            synchronized (state) {
+                for (String name : expected) {
+                    if (!state.gathered.containsKey(name)) {
+                        missing.add(agent.directory().byName(name));
+                    }
+                }
+            }
+            agent.liveness().probe(missing);
+        }, PROBE_DELAY_NANOS);
+    }
+
+    /** A peer was lost: gathers led here stop waiting for it, or fail if they named it. */
+    void peerLost(WorkerInfo peer) {
+        states.forEach((id, state) -> {
+            List<String> members = state.members;
+            if (members != null && members.contains(peer.name())) {
+                state.complete.completeExceptionally(new RpcException(RpcException.Code.UNAVAILABLE, "allGather " + id
+                        + " cannot complete: its member " + peer.name() + " is lost"));
+            } else if (members == null && id.startsWith(GROUP + "#")) {
+                checkComplete(id, state);
+            }
+        });
+    }
+
+    private void checkComplete(String id, State state) {
+        Map<String, Object> complete = null;
+        synchronized (state) {
+            if (state.complete.isDone() || state.gathered.isEmpty()) {
+                return; // nothing to answer yet: this worker has not joined in
+            }
+            List<String> expected = state.members != null ? state.members : liveNames();
+            if (state.gathered.keySet().containsAll(expected)) {
                 complete = Collections.unmodifiableMap(new HashMap<>(state.gathered));
             }
         }
         if (complete != null) {
+            synchronized (answered) {
+                answered.put(id, complete);
+            }
             state.complete.complete(complete);
         }
     }
 
-    void deliver(String id, Map<String, Object> gathered) {
-        if (!state(id).complete.complete(Collections.unmodifiableMap(new HashMap<>(gathered)))) {
-            throw new RpcException(RpcException.Code.ILLEGAL_STATE, "gather " + id + " delivered twice");
+    private List<String> liveNames() {
+        WorkerDirectory directory = agent.directory();
+        List<String> live = new ArrayList<>();
+        for (WorkerInfo worker : directory.workers()) {
+            if (worker.equals(directory.self()) || !agent.liveness().isLost(worker.name())) {
+                live.add(worker.name());
+            }
         }
+        return live;
     }
 
     /** Fails every gather in progress (on shutdown). */
@@ -163,25 +257,35 @@ final class AllGathers {
         return states.computeIfAbsent(id, key -> new State());
     }
 
-    private Map<String, Object> await(CompletableFuture<Map<String, Object>> future, Duration timeout, String id,
-                                      String what) {
-        try {
-            return timeout.isZero() ? future.get() : future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            long rejected = agent.authRejections();
-            throw new RpcException(RpcException.Code.TIMEOUT, agent.directory().self().name() + " timed out in allGather "
-                    + id + " after " + describe(timeout) + " waiting for " + what + (rejected == 0 ? ""
-                    : " (" + rejected + " connection" + (rejected == 1 ? "" : "s")
-                    + " failed authentication meanwhile: do all workers have the same authToken?)"));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RpcException(RpcException.Code.INTERNAL, "interrupted in allGather " + id, e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RpcException rpc) {
-                throw rpc.rethrowable();
-            }
-            throw new RpcException(RpcException.Code.INTERNAL, "allGather " + id + " failed", e.getCause());
+    private Duration left(long deadline, Duration timeout, String id) {
+        if (deadline == 0) {
+            return Duration.ZERO;
         }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw timedOut(timeout, id, "a live leader");
+        }
+        return Duration.ofNanos(left);
+    }
+
+    private Map<String, Object> await(RpcFuture<Map<String, Object>> future, long deadline, Duration timeout,
+                                      String id, String what) {
+        try {
+            return deadline == 0 ? future.await() : future.await(left(deadline, timeout, id));
+        } catch (RpcException e) {
+            if (e.code() == RpcException.Code.TIMEOUT) {
+                throw timedOut(timeout, id, what);
+            }
+            throw e;
+        }
+    }
+
+    private RpcException timedOut(Duration timeout, String id, String what) {
+        long rejected = agent.authRejections();
+        return new RpcException(RpcException.Code.TIMEOUT, agent.directory().self().name() + " timed out in allGather "
+                + id + " after " + describe(timeout) + " waiting for " + what + (rejected == 0 ? ""
+                : " (" + rejected + " connection" + (rejected == 1 ? "" : "s")
+                + " failed authentication meanwhile: do all workers have the same authToken?)"));
     }
 
     private static String describe(Duration timeout) {

@@ -145,6 +145,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private PeerConnections connections;
     private final Listener listener = new Listener();
     private IncomingCalls incoming;
+    /** Which connected peers are alive; it declares silent ones lost ({@link #declareLost}). */
+    private final PeerLiveness liveness;
 
     private DefaultRpcAgent(WorkerInfo self, RpcBackendOptions options, Store store, AutoCloseable storeOwner,
                             TransportFactory transports) {
@@ -186,6 +188,10 @@ public final class DefaultRpcAgent implements RpcAgent {
                 (owner, headers) -> send(owner, FunctionRefs.of(ACK), new Object[0], null, true,
                         INLINE_HEADERS.with(UserDeletes.HEADER, headers.get(UserDeletes.HEADER))),
                 task -> timer.schedule(task, SOON_NANOS));
+        this.liveness = new PeerLiveness(self.name(), options.heartbeatTimeout(), this::sendHeartbeat,
+                () -> connections == null ? List.of() : connections.connectedPeers(), this::declareLost,
+                peer -> log.info("{}: {} is heard again", self.name(), peer.name()),
+                (task, delayNanos) -> timer.schedule(task, delayNanos));
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -241,6 +247,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
         // connections are warm) before any of them can use, or shut down, the group.
         allGathers.run(null, timeout);
+        liveness.start();
         log.info("{} joined a group of {} workers", self.name(), worldSize);
         log.debug("{} listens at {} ({})", self.name(), address, transport.describe());
     }
@@ -544,6 +551,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     private static RpcException unavailable(WorkerInfo peer, Throwable cause) {
+        if (cause instanceof RpcException known && known.code() == RpcException.Code.UNAVAILABLE) {
+            return known; // it says already which peer and why (declareLost)
+        }
         return new RpcException(RpcException.Code.UNAVAILABLE, "connection to worker " + peer.name() + " was lost"
                 + (cause == null ? "" : ": " + cause), cause);
     }
@@ -627,6 +637,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             incoming.close(graceful);
         }
         state = State.CLOSED;
+        liveness.stop();
         try {
             status.close(); // its last report says so
             if (statusPage != null) {
@@ -691,6 +702,10 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         info.put("agent.server_queued_requests", Integer.toString(throttle.queuedRequests()));
         info.put("agent.paused_connections", Integer.toString(throttle.pausedConnections()));
+        info.put("agent.heartbeat_timeout_ms", Long.toString(options.heartbeatTimeout().toMillis()));
+        StringBuilder lost = new StringBuilder();
+        liveness.lost().forEach((peer, why) -> lost.append(lost.isEmpty() ? "" : "; ").append(peer).append(": ").append(why));
+        info.put("agent.lost_peers", lost.toString());
         info.put("agent.read_pauses", Long.toString(throttle.pauses()));
         counters.putInto(info);
         if (connections != null) {
@@ -709,6 +724,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final class Listener implements TransportListener {
         @Override
         public void onMessage(PeerChannel channel, InboundMessage message) {
+            if (PeerLink.of(channel) instanceof PeerLink link) {
+                liveness.heard(link.worker);
+            }
             switch (message.kind()) {
                 case HELLO -> onHello(channel, message);
                 case REPLY, ERROR -> onAnswer(channel, message);
@@ -730,6 +748,9 @@ public final class DefaultRpcAgent implements RpcAgent {
 
         @Override
         public void onCall(PeerChannel channel, InboundMessage call, Responder responder) {
+            if (PeerLink.of(channel) instanceof PeerLink link) {
+                liveness.heard(link.worker);
+            }
             if (!connections.deferUntilAccepted(channel, () -> dispatchCall(channel, call, responder))) {
                 dispatchCall(channel, call, responder);
             }
@@ -786,8 +807,14 @@ public final class DefaultRpcAgent implements RpcAgent {
             }
             if (PeerLink.of(connection) instanceof PeerLink link) {
                 WorkerInfo peer = link.worker;
+                if (state != State.CLOSED) {
+                    liveness.connectionClosed(peer, cause == null ? "its connection closed"
+                            : "its connection broke: " + cause);
+                    allGathers.peerLost(peer);
+                }
                 pending.failConnection(connection, call -> unavailable(peer, cause));
-                if (state == State.RUNNING && cause != null) {
+                boolean declaredLost = cause instanceof RpcException known && known.code() == RpcException.Code.UNAVAILABLE;
+                if (state == State.RUNNING && cause != null && !declaredLost) { // declareLost said it
                     log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());
                 }
                 if (state == State.RUNNING && !peerListeners.isEmpty()) {
@@ -795,6 +822,53 @@ public final class DefaultRpcAgent implements RpcAgent {
                 }
             }
         }
+    }
+
+    /**
+     * {@code peer} sent nothing for the heartbeat timeout ({@link PeerLiveness}): its calls fail
+     * now, with why, and its connections close (their close tells the {@link PeerListener}s). On
+     * the timer thread.
+     */
+    private void declareLost(WorkerInfo peer, String why) {
+        if (state == State.CLOSED) {
+            return;
+        }
+        RpcException lost = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + peer.name() + " is lost: " + why);
+        log.warn("{}: {}", self.name(), lost.getMessage());
+        pending.failCallee(peer.name(), lost);
+        connections.abort(peer, lost);
+        allGathers.peerLost(peer);
+    }
+
+    /**
+     * Sends {@code peer} a heartbeat, answered on its transport thread; on a virtual thread, since
+     * a send may wait for room in a full send queue and the timer thread must never wait.
+     */
+    private void sendHeartbeat(WorkerInfo peer, Duration timeout, Runnable done) {
+        Thread.ofVirtual().name("ferry-heartbeat-" + self.name()).start(() -> {
+            try {
+                invokeInline(peer, ACK, new Object[0], timeout).addDoneCallback(answered -> {
+                    Throwable failure = answered.failed() ? answered.exceptionNow() : null;
+                    if (failure instanceof RpcException e && state != State.CLOSED
+                            && (e.code() == RpcException.Code.UNAVAILABLE || e.code() == RpcException.Code.UNAUTHENTICATED)) {
+                        liveness.unreachable(peer, e.getMessage());
+                        allGathers.peerLost(peer);
+                    }
+                    done.run();
+                });
+            } catch (RuntimeException e) {
+                done.run(); // shut down meanwhile
+            }
+        });
+    }
+
+    PeerLiveness liveness() {
+        return liveness;
+    }
+
+    /** Runs {@code task} on the timer thread after {@code delayNanos}; it must be short and never wait. */
+    void schedule(Runnable task, long delayNanos) {
+        timer.schedule(task, delayNanos);
     }
 
     /** Tells the {@link PeerListener}s that {@code peer} is gone; on the timer thread (listeners may take a while). */

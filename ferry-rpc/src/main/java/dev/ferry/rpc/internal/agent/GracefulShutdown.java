@@ -12,8 +12,14 @@ import java.util.concurrent.locks.LockSupport;
  * application calls in flight in either direction. A call in flight is counted by its caller until
  * the answer arrives, and the answer comes only after the callee finished, so a round in which
  * every worker reports zero means the group is idle.
+ *
+ * <p>"Every worker" is every worker that is not lost ({@link PeerLiveness}: killed, stopped, cut
+ * off): the gathers never wait for one known to be dead, so the survivors complete among
+ * themselves, and each reports who was missing ({@link #run} logs them; the agent's debug info keeps
+ * them under {@code agent.lost_peers}).
  */
 final class GracefulShutdown {
+    private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(GracefulShutdown.class);
     private final DefaultRpcAgent agent;
     private final PendingCalls pending;
     private final IncomingCalls incoming;
@@ -46,10 +52,15 @@ final class GracefulShutdown {
                 throw new RpcException(RpcException.Code.INTERNAL, "interrupted during graceful shutdown", e);
             }
             agent.rrefs().releaseAllUsers();
-        agent.userDeletes().flushAll();
+            agent.userDeletes().flushAll();
             int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
             Map<String, Object> busy = agent.allGathers().run(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
+                Map<String, String> missing = agent.liveness().lost();
+                if (!missing.isEmpty()) {
+                    log.warn("{}: graceful shutdown completed among {} without the lost {}", agent.getWorkerInfo().name(),
+                            new java.util.TreeSet<>(busy.keySet()), missing);
+                }
                 return;
             }
             // Some worker is still busy: give it time before the next round, backing off so a long

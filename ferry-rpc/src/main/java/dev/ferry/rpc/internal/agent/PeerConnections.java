@@ -15,6 +15,7 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -33,6 +34,8 @@ final class PeerConnections {
     private final ObjectCodec codec;
     private final Hello hello;
     private final Map<String, CompletableFuture<PeerChannel>> byPeer = new ConcurrentHashMap<>();
+    /** Every open channel whose peer is known, opened or accepted, by peer name: what losing it closes. */
+    private final Map<String, Set<PeerChannel>> attached = new ConcurrentHashMap<>();
     private final List<HeldConnection> held = new ArrayList<>();
     private final Map<PeerChannel, HeldConnection> heldByConnection = new java.util.IdentityHashMap<>();
     private volatile boolean holding;
@@ -96,7 +99,7 @@ final class PeerConnections {
                         "worker " + peer.name() + " at " + address + " is unreachable: " + rootMessage(error), error));
                 return;
             }
-            connection.attach(new PeerLink(peer));
+            attach(connection, peer);
             try {
                 connection.send(new OutboundMessage(MessageKind.HELLO, 0, CallHeaders.empty(), codec.encode(hello)),
                         Delivery.ORDERED, failure -> log.debug("hello to {} failed: {}", peer.name(), failure.toString()));
@@ -132,7 +135,7 @@ final class PeerConnections {
             return;
         }
         WorkerInfo peer = workers.byName(peerHello.name());
-        connection.attach(new PeerLink(peer));
+        attach(connection, peer);
         byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
     }
 
@@ -162,10 +165,51 @@ final class PeerConnections {
         boolean drained; // under held
     }
 
+    private void attach(PeerChannel connection, WorkerInfo peer) {
+        connection.attach(new PeerLink(peer));
+        attached.computeIfAbsent(peer.name(), name -> ConcurrentHashMap.newKeySet()).add(connection);
+        if (!connection.isActive()) { // closed meanwhile: its close may have run before the add
+            closed(connection);
+        }
+    }
+
+    /** The peers with an open connection, opened or accepted. */
+    List<WorkerInfo> connectedPeers() {
+        List<WorkerInfo> peers = new ArrayList<>();
+        attached.forEach((name, open) -> {
+            for (PeerChannel connection : open) {
+                if (connection.isActive() && PeerLink.of(connection) instanceof PeerLink link) {
+                    peers.add(link.worker);
+                    return;
+                }
+            }
+        });
+        return peers;
+    }
+
+    /**
+     * Closes every connection to {@code peer} at once, failing what they had not written with
+     * {@code cause}; each close is reported to the transport listener as usual.
+     */
+    void abort(WorkerInfo peer, Throwable cause) {
+        CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
+        if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
+            byPeer.remove(peer.name(), current); // the next call opens a new one
+        }
+        Set<PeerChannel> open = attached.get(peer.name());
+        if (open != null) {
+            open.forEach(connection -> connection.abort(cause));
+        }
+    }
+
     /** Forgets a closed connection. */
     void closed(PeerChannel connection) {
         if (PeerLink.of(connection) instanceof PeerLink link) {
             WorkerInfo peer = link.worker;
+            Set<PeerChannel> open = attached.get(peer.name());
+            if (open != null) {
+                open.remove(connection);
+            }
             CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
             if (current != null && current.isDone() && !current.isCompletedExceptionally()
                     && current.join() == connection) {

@@ -74,6 +74,15 @@ final class PendingCalls {
         }
     }
 
+    /** Fails every call to the worker named {@code callee}, whatever carries it. */
+    void failCallee(String callee, RpcException error) {
+        for (PendingCall call : calls.values()) {
+            if (call.info.callee().name().equals(callee)) {
+                fail(call.id, error);
+            }
+        }
+    }
+
     /** Fails every pending call. */
     void failAll(RpcException error) {
         for (Long id : calls.keySet()) {

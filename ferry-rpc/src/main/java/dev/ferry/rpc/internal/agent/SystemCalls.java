@@ -25,16 +25,13 @@ public final class SystemCalls {
     private SystemCalls() {
     }
 
-    /** Runs on the leader: records one worker's contribution to gather {@code id}. */
-    static Boolean gatherToLeader(String id, List<String> members, String name, Object value) {
-        agent().allGathers().contribute(id, members, name, value);
-        return Boolean.TRUE;
-    }
-
-    /** Runs on a follower: delivers the gathered values of {@code id}. */
-    static Boolean broadcastToFollowers(String id, Map<String, Object> gathered) {
-        agent().allGathers().deliver(id, gathered);
-        return Boolean.TRUE;
+    /**
+     * Runs on the leader: records one worker's contribution to gather {@code id}; answers with
+     * every member's value once all are in.
+     */
+    @AsyncExecution
+    static RpcFuture<Map<String, Object>> gatherToLeader(String id, List<String> members, String name, Object value) {
+        return agent().allGathers().contribute(id, members, name, value);
     }
 
     /**
