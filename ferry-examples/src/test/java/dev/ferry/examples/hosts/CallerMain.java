@@ -2,6 +2,7 @@ package dev.ferry.examples.hosts;
 
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcBackendOptions;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.store.Rendezvous;
@@ -20,12 +21,15 @@ import java.util.Random;
  *   echo N BYTES     N calls to every other worker echoing BYTES random bytes  -> "echo ok" | "echo failed CODE message"
  *   slow MILLIS      a call to worker1 that sleeps 3 s, with a MILLIS timeout  -> "slow CODE elapsed-ms"
  *   call MILLIS      one call to worker1 with a MILLIS timeout                 -> "call ok" | "call CODE message"
+ *   rtt              the median round trip of 21 calls to worker1, in µs       -> "rtt MICROS"
  *   quit             graceful shutdown of the world
  * </pre>
  *
  * Every rank prints {@code ready} once the world formed.
  */
 public final class CallerMain {
+    static final Duration HEARTBEAT_TIMEOUT = Duration.ofSeconds(2);
+
     private CallerMain() {
     }
 
@@ -39,7 +43,10 @@ public final class CallerMain {
     }
 
     public static void main(String[] args) throws Exception {
-        RpcAgent agent = Rpc.initRpc("worker" + Rendezvous.environmentRank().orElse(0));
+        // A short heartbeat bound: a partitioned peer is declared lost within 2 s, well inside the
+        // test's call timeouts.
+        RpcAgent agent = Rpc.initRpc("worker" + Rendezvous.environmentRank().orElse(0), -1, -1,
+                RpcBackendOptions.builder().heartbeatTimeout(HEARTBEAT_TIMEOUT).build());
         System.out.println("ready");
         try {
             if (agent.getWorkerInfo().id() == 0) {
@@ -79,6 +86,16 @@ public final class CallerMain {
                         agent.to("worker1").withTimeout(Duration.ofMillis(Long.parseLong(words[1])))
                                 .rpcSync(HostWorldMain::hostAddress);
                         System.out.println("call ok");
+                    }
+                    case "rtt" -> {
+                        long[] micros = new long[21];
+                        for (int i = 0; i < micros.length; i++) {
+                            long t = System.nanoTime();
+                            agent.rpcSync("worker1", HostWorldMain::hostAddress);
+                            micros[i] = (System.nanoTime() - t) / 1_000;
+                        }
+                        Arrays.sort(micros);
+                        System.out.println("rtt " + micros[micros.length / 2]);
                     }
                     default -> System.out.println("unknown command " + line);
                 }

@@ -26,7 +26,9 @@ import org.junit.jupiter.api.Assumptions;
  * <p>198.18.0.0/15 is the range set aside for network tests (RFC 2544): no real host has it.
  * {@link #partition(int)} downs a host's link (its port on the bridge), {@link #heal(int)} brings it
  * back; {@link #loseTcpPackets(int, int)} drops that share of a host's outgoing TCP packets; {@link
- * #delay(int, int)} adds latency with {@code tc netem} where the kernel has it. {@link #close()}
+ * #delay(int, int)} delays every packet a host sends, with {@code tc netem} where the kernel has it,
+ * else by holding the packets in an NFQUEUE queue ({@code packet_delay.py}, beside this class).
+ * {@link #close()}
  * deletes every namespace (their processes are killed first), and a shutdown hook does the same
  * if the JVM ends before the test closed them.
  */
@@ -147,13 +149,40 @@ final class TestHosts implements AutoCloseable {
     }
 
     /**
-     * Delays every packet {@code host} sends by {@code millis} with {@code tc netem}; false (and
-     * nothing changed) where the kernel has no netem qdisc.
+     * Delays every packet {@code host} sends to the others by {@code millis}: with {@code tc netem}
+     * where the kernel has it, else (the project's VMs have no {@code sch_netem}) with an iptables
+     * rule that sends the host's outgoing packets to an NFQUEUE queue and {@code packet_delay.py},
+     * running on the host, that lets each go {@code millis} after it was queued. Returns how it
+     * delays, or null (and nothing changed) when it cannot: no netem and no iptables or python3.
      */
-    boolean delay(int host, int millis) throws IOException {
-        ProcessResult result = exec(List.of("ip", "netns", "exec", hostNs(host), "tc", "qdisc", "add", "dev", "eth0",
-                "root", "netem", "delay", millis + "ms"));
-        return result.code() == 0;
+    String delay(int host, int millis) throws IOException {
+        if (exec(List.of("ip", "netns", "exec", hostNs(host), "tc", "qdisc", "add", "dev", "eth0",
+                "root", "netem", "delay", millis + "ms")).code() == 0) {
+            return "tc netem";
+        }
+        Path python = Files.isExecutable(Path.of("/usr/bin/python3")) ? Path.of("/usr/bin/python3") : null;
+        if (python == null || !Files.isExecutable(Path.of("/usr/sbin/iptables"))) {
+            return null;
+        }
+        Path script = Files.createTempFile("packet_delay", ".py");
+        script.toFile().deleteOnExit();
+        try (var in = TestHosts.class.getResourceAsStream("packet_delay.py")) {
+            Files.write(script, in.readAllBytes());
+        }
+        Process delayer = new ProcessBuilder(on(host, List.of(python.toString(), script.toString(), "0",
+                Integer.toString(millis)))).redirectErrorStream(true).start();
+        String first;
+        try (var out = new java.io.BufferedReader(new java.io.InputStreamReader(delayer.getInputStream(), UTF_8))) {
+            first = out.readLine(); // "ready" once the queue is bound; then it prints nothing
+        }
+        if (!"ready".equals(first)) {
+            delayer.destroyForcibly();
+            throw new IOException("packet_delay.py did not start on host " + host + ": " + first);
+        }
+        // --queue-bypass: were the delayer to die, packets would pass undelayed rather than stop.
+        run("ip", "netns", "exec", hostNs(host), "iptables", "-A", "OUTPUT", "-o", "eth0", "-j", "NFQUEUE",
+                "--queue-num", "0", "--queue-bypass");
+        return "NFQUEUE (packet_delay.py)";
     }
 
     private record ProcessResult(int code, String output) {
