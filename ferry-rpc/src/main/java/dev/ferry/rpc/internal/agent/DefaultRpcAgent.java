@@ -145,6 +145,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private PeerConnections connections;
     private final Listener listener = new Listener();
     private IncomingCalls incoming;
+    /** Who graceful shutdown completed without, for the debug info; empty until then. */
+    private volatile String shutdownMissing = "";
     /** Which connected peers are alive; it declares silent ones lost ({@link #declareLost}). */
     private final PeerLiveness liveness;
 
@@ -706,6 +708,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         StringBuilder lost = new StringBuilder();
         liveness.lost().forEach((peer, why) -> lost.append(lost.isEmpty() ? "" : "; ").append(peer).append(": ").append(why));
         info.put("agent.lost_peers", lost.toString());
+        info.put("agent.shutdown.missing", shutdownMissing);
         info.put("agent.read_pauses", Long.toString(throttle.pauses()));
         counters.putInto(info);
         if (connections != null) {
@@ -864,6 +867,13 @@ public final class DefaultRpcAgent implements RpcAgent {
 
     PeerLiveness liveness() {
         return liveness;
+    }
+
+    /** The members a graceful shutdown completed without, with why (for the debug info). */
+    void shutdownMissing(Map<String, String> missing) {
+        StringBuilder text = new StringBuilder();
+        missing.forEach((peer, why) -> text.append(text.isEmpty() ? "" : "; ").append(peer).append(": ").append(why));
+        shutdownMissing = text.toString();
     }
 
     /** Runs {@code task} on the timer thread after {@code delayNanos}; it must be short and never wait. */

@@ -16,7 +16,7 @@ import java.util.concurrent.locks.LockSupport;
  * <p>"Every worker" is every worker that is not lost ({@link PeerLiveness}: killed, stopped, cut
  * off): the gathers never wait for one known to be dead, so the survivors complete among
  * themselves, and each reports who was missing ({@link #run} logs them; the agent's debug info keeps
- * them under {@code agent.lost_peers}).
+ * them under {@code agent.shutdown.missing}).
  */
 final class GracefulShutdown {
     private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(GracefulShutdown.class);
@@ -56,11 +56,7 @@ final class GracefulShutdown {
             int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
             Map<String, Object> busy = agent.allGathers().run(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
-                Map<String, String> missing = agent.liveness().lost();
-                if (!missing.isEmpty()) {
-                    log.warn("{}: graceful shutdown completed among {} without the lost {}", agent.getWorkerInfo().name(),
-                            new java.util.TreeSet<>(busy.keySet()), missing);
-                }
+                reportMissing(busy.keySet());
                 return;
             }
             // Some worker is still busy: give it time before the next round, backing off so a long
@@ -68,6 +64,22 @@ final class GracefulShutdown {
             LockSupport.parkNanos(pause);
             pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
         }
+    }
+
+    /** Logs, and has the agent keep, the members that did not take part: lost ones, with why. */
+    private void reportMissing(java.util.Set<String> tookPart) {
+        Map<String, String> lost = agent.liveness().lost();
+        Map<String, String> missing = new java.util.TreeMap<>();
+        for (dev.ferry.rpc.WorkerInfo worker : agent.directory().workers()) {
+            if (!tookPart.contains(worker.name())) {
+                missing.put(worker.name(), lost.getOrDefault(worker.name(), "lost by the others"));
+            }
+        }
+        if (!missing.isEmpty()) {
+            log.warn("{}: graceful shutdown completed among {} without {}", agent.getWorkerInfo().name(),
+                    new java.util.TreeSet<>(tookPart), missing);
+        }
+        agent.shutdownMissing(missing);
     }
 
     /** Time left; zero means no limit, so an expired limit is reported as a minimal wait. */
