@@ -42,6 +42,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class AllGathers {
     /** The key of gathers over the whole group: short, it rides on every one of them (shutdown's too). */
     private static final String GROUP = "*";
+    /** The key of the group's first gather (at init), over all its workers by name. */
+    private static final String FIRST = "init";
     /** Answers of finished gathers kept for followers whose leader was lost before it answered them. */
     private static final int KEPT_ANSWERS = 32;
     /** How long a leader waits before it watches the members it still waits for (most come at once). */
@@ -83,8 +85,23 @@ final class AllGathers {
     Map<String, Object> run(Object value, Collection<String> workerNames, Duration timeout) {
         WorkerDirectory directory = agent.directory();
         List<WorkerInfo> named = workerNames == null ? null : named(directory, workerNames);
-        String key = named == null || named.size() == directory.size() ? GROUP : String.join(",", names(named));
-        List<String> members = key.equals(GROUP) ? List.of() : names(named);
+        boolean group = named == null || named.size() == directory.size();
+        return gather(group ? GROUP : String.join(",", names(named)), group ? null : named, value, timeout);
+    }
+
+    /**
+     * The group's first gather, at init: every worker rendezvous found takes part, and none is
+     * skipped as lost. A worker that cannot be reached then (another auth token, a crash during
+     * init) fails init everywhere: it was never a member that the others could run on without.
+     */
+    Map<String, Object> runFirst(Duration timeout) {
+        return gather(FIRST, agent.directory().workers(), null, timeout);
+    }
+
+    /** A gather over {@code named}, or (null) the group's live workers, numbered under {@code key}. */
+    private Map<String, Object> gather(String key, List<WorkerInfo> named, Object value, Duration timeout) {
+        WorkerDirectory directory = agent.directory();
+        List<String> members = named == null ? List.of() : names(named);
         String id = key + "#" + sequences.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
         WorkerInfo self = directory.self();
         long deadline = timeout.isZero() ? 0 : System.nanoTime() + timeout.toNanos();
@@ -211,7 +228,7 @@ final class AllGathers {
             List<String> members = state.members;
             if (members != null && members.contains(peer.name())) {
                 state.complete.completeExceptionally(new RpcException(RpcException.Code.UNAVAILABLE, "allGather " + id
-                        + " cannot complete: its member " + peer.name() + " is lost"));
+                        + " cannot complete: its member " + peer.name() + " is lost" + authHint()));
             } else if (members == null && id.startsWith(GROUP + "#")) {
                 checkComplete(id, state);
             }
@@ -281,11 +298,15 @@ final class AllGathers {
     }
 
     private RpcException timedOut(Duration timeout, String id, String what) {
-        long rejected = agent.authRejections();
         return new RpcException(RpcException.Code.TIMEOUT, agent.directory().self().name() + " timed out in allGather "
-                + id + " after " + describe(timeout) + " waiting for " + what + (rejected == 0 ? ""
-                : " (" + rejected + " connection" + (rejected == 1 ? "" : "s")
-                + " failed authentication meanwhile: do all workers have the same authToken?)"));
+                + id + " after " + describe(timeout) + " waiting for " + what + authHint());
+    }
+
+    /** Why a gather may not have completed, when connections failed authentication here. */
+    private String authHint() {
+        long rejected = agent.authRejections();
+        return rejected == 0 ? "" : " (" + rejected + " connection" + (rejected == 1 ? "" : "s")
+                + " failed authentication meanwhile: do all workers have the same authToken?)";
     }
 
     private static String describe(Duration timeout) {

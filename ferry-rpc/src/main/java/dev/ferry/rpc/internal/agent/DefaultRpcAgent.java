@@ -248,7 +248,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         connections.setDirectory(workers);
         // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
         // connections are warm) before any of them can use, or shut down, the group.
-        allGathers.run(null, timeout);
+        allGathers.runFirst(timeout);
         liveness.start();
         log.info("{} joined a group of {} workers", self.name(), worldSize);
         log.debug("{} listens at {} ({})", self.name(), address, transport.describe());
