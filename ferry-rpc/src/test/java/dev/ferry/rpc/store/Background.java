@@ -63,15 +63,20 @@ final class Background<T> {
 
     /** The call's result, waiting at most {@link #BOUND}. */
     T join() throws Exception {
+        return join(BOUND);
+    }
+
+    /** The call's result, waiting at most {@code bound}. */
+    T join(Duration bound) throws Exception {
         try {
-            return result.get(BOUND.toMillis(), TimeUnit.MILLISECONDS);
+            return result.get(bound.toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             if (e.getCause() instanceof Exception ex) {
                 throw ex;
             }
             throw e;
         } catch (TimeoutException e) {
-            throw new AssertionError("call did not finish within " + BOUND, e);
+            throw new AssertionError("call did not finish within " + bound, e);
         }
     }
 }
