@@ -57,7 +57,8 @@ public final class Rpc {
 
     /**
      * Starts the process-wide agent (PyTorch's {@code init_rpc}) with any registered backend. A
-     * negative rank or world size is read from {@code RANK} / {@code WORLD_SIZE}. Blocks until
+     * negative rank or world size is read from {@code RANK} / {@code WORLD_SIZE}; world size 0
+     * joins a running world without a fixed size (see {@link RpcAgents#start}). Blocks until
      * every worker has joined.
      *
      * @throws RpcException {@link RpcException.Code#ILLEGAL_STATE} if RPC is already initialized

@@ -33,7 +33,10 @@ public interface RpcAgent extends AutoCloseable {
     /** The worker whose id (rank) is {@code id}; an {@link RpcException} if there is none. */
     WorkerInfo getWorkerInfo(int id);
 
-    /** Every worker of the group, this one included, ordered by id. */
+    /**
+     * Every member of the group, this one included, ordered by id: the workers that joined and have
+     * not left, without those this worker knows to be lost ({@link MembershipListener}).
+     */
     List<WorkerInfo> getWorkerInfos();
 
     /** True from initialization until shutdown starts. */
@@ -321,9 +324,12 @@ public interface RpcAgent extends AutoCloseable {
     /**
      * Shuts this agent down. Graceful: waits until every worker has reached shutdown and all work
      * in the group (calls in flight anywhere, nested ones too) is done, then closes; {@code timeout}
-     * bounds that wait ({@link Duration#ZERO}: none). Not graceful: closes at once, failing pending
-     * calls with {@link RpcException.Code#SHUTDOWN}. Either way the agent is closed when this
-     * returns, even when the graceful part failed (then the failure is thrown). Idempotent.
+     * bounds that wait ({@link Duration#ZERO}: none); workers known to be lost are not waited for.
+     * A worker of a world without a fixed size (started with world size 0) leaves it instead: it
+     * tells the members, which fail calls to it at once from then on, finishes the calls it has in
+     * flight both ways, and closes; the others run on. Not graceful: closes at once, failing
+     * pending calls with {@link RpcException.Code#SHUTDOWN}. Either way the agent is closed when
+     * this returns, even when the graceful part failed (then the failure is thrown). Idempotent.
      */
     void shutdown(boolean graceful, Duration timeout);
 
@@ -342,6 +348,16 @@ public interface RpcAgent extends AutoCloseable {
      */
     default AutoCloseable addCallObserver(dev.ferry.rpc.spi.CallObserver observer) {
         throw new UnsupportedOperationException(getClass().getName() + " does not support call observers");
+    }
+
+    /**
+     * Adds a listener of the group's membership (workers joining, leaving, lost) from now on;
+     * closing the result removes it.
+     *
+     * @throws UnsupportedOperationException if this agent's backend does not report membership
+     */
+    default AutoCloseable addMembershipListener(MembershipListener listener) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not report membership");
     }
 
     /** Counters and state for debugging: name to value, as PyTorch's {@code _get_debug_info}. */

@@ -48,6 +48,19 @@ public final class RpcAgents {
      * is read from the environment ({@code RANK}, {@code WORLD_SIZE}), and so are the options the
      * program left unset that {@link RpcBackendOptions} lists under "The environment".
      *
+     * <p>World size 0 (PyTorch's {@code world_size=None}) joins a running world of any size, or
+     * starts one if there is none, and returns once the members found are greeted; such a worker
+     * leaves on graceful shutdown while the others run on. A worker started with the world's size
+     * after that world formed (a restarted worker, under the name it had) joins it too, as a new
+     * incarnation of itself. The others learn of joins, departures and losses through
+     * {@link RpcAgent#addMembershipListener} and {@link RpcAgent#getWorkerInfos()}.
+     *
+     * <pre>{@code
+     * RpcAgent joiner = RpcAgents.start("trainer7", 7, 0, options);   // joins the world at options' init method
+     * ...
+     * joiner.shutdown();                                             // leaves it
+     * }</pre>
+     *
      * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} for a bad name, rank or world
      *                      size, or options the backend does not take;
      *                      {@link RpcException.Code#RENDEZVOUS_FAILED} when the group does not
@@ -65,9 +78,9 @@ public final class RpcAgents {
         if (options instanceof RpcBackendOptions rpcOptions) {
             options = FerryEnvironment.apply(rpcOptions, env);
         }
-        if (rank < -1 || worldSize < -1 || worldSize == 0) {
-            throw invalid("rank must be -1 (from RANK) or at least 0 and world size -1 (from WORLD_SIZE) or at least 1;"
-                    + " got rank " + rank + ", world size " + worldSize);
+        if (rank < -1 || worldSize < -1) {
+            throw invalid("rank must be -1 (from RANK) or at least 0 and world size -1 (from WORLD_SIZE), 0 (no fixed"
+                    + " size) or at least 1; got rank " + rank + ", world size " + worldSize);
         }
         if (rank >= 0 && worldSize > 0 && rank >= worldSize) {
             throw invalid("rank " + rank + " is out of range for world size " + worldSize
@@ -90,11 +103,11 @@ public final class RpcAgents {
         if (rank >= 0) {
             rendezvous.rank(rank);
         }
-        if (worldSize > 0) {
+        if (worldSize >= 0) {
             rendezvous.worldSize(worldSize);
         }
         RendezvousResult joined = rendezvous.build().connect();
-        if (joined.rank() >= joined.worldSize()) {
+        if (joined.worldSize() > 0 && joined.rank() >= joined.worldSize()) {
             joined.close();
             throw invalid("rank " + joined.rank() + " is out of range for world size " + joined.worldSize()
                     + " (ranks are 0 to " + (joined.worldSize() - 1) + ")");

@@ -28,6 +28,11 @@ public final class Ops {
         return Rpc.current().getWorkerInfo().name();
     }
 
+    /** Which incarnation of its worker runs this (a restarted worker's is new). */
+    public static String incarnation() {
+        return Rpc.current().getDebugInfo().get("agent.incarnation");
+    }
+
     public static int fail(String message) {
         throw new IllegalArgumentException(message);
     }

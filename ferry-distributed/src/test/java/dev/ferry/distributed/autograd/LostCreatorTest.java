@@ -1,16 +1,20 @@
 package dev.ferry.distributed.autograd;
 
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.testing.LocalCluster;
+import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -53,6 +57,28 @@ class LostCreatorTest {
             for (int rank = 1; rank < 4; rank++) {
                 cluster.agent(rank).shutdown(false, Duration.ZERO);
             }
+        }
+    }
+
+    @Test
+    void aBackwardPassThroughALostWorkerFailsPromptlyNamingIt() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            RpcAgent caller = cluster.agent(0);
+            try (DistAutogradContext context = DistAutograd.context(caller)) {
+                Tensor y = caller.rpcSync("worker1", AutogradFunctions::doubled, Tensors.rand(2, 2).requiresGrad_(true));
+                cluster.agent(1).shutdown(false, Duration.ZERO); // dies with the context's part on it
+
+                long start = System.nanoTime();
+                assertThatThrownBy(() -> context.backward(List.of(y.sum())))
+                        .isInstanceOfSatisfying(RpcException.class, e -> {
+                            assertThat(e.code()).isEqualTo(RpcException.Code.UNAVAILABLE);
+                            assertThat(e.getMessage()).contains("worker1");
+                        });
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).as("promptly, not by a timeout")
+                        .isLessThan(Duration.ofSeconds(10));
+            }
+            cluster.agent(0).shutdown(false, Duration.ZERO);
+            cluster.agent(2).shutdown(false, Duration.ZERO);
         }
     }
 

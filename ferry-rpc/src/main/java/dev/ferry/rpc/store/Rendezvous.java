@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * <table>
  *   <caption>Supported init methods</caption>
  *   <tr><th>URL</th><th>Store</th><th>rank / world size from</th></tr>
- *   <tr><td>{@code env://}</td><td>TcpStore at {@code MASTER_ADDR:MASTER_PORT}, served by rank 0</td>
+ *   <tr><td>{@code env://}</td><td>TcpStore at {@code MASTER_ADDR:MASTER_PORT}, served by rank 0 (by the
+ *       launcher when {@code TORCHELASTIC_USE_AGENT_STORE=True}, as torchrun's)</td>
  *       <td>arguments, else URL query, else {@code RANK} / {@code WORLD_SIZE}</td></tr>
  *   <tr><td>{@code tcp://host:port}</td><td>TcpStore at {@code host:port}, served by rank 0</td>
  *       <td>arguments, else {@code ?rank=R&world_size=N}</td></tr>
@@ -67,6 +68,11 @@ public final class Rendezvous {
 
     /** PyTorch's default init method. */
     public static final String DEFAULT_INIT_METHOD = "env://";
+    /**
+     * torchrun's variable ({@code True}) for "the launcher serves the env:// store": every worker,
+     * rank 0 too, connects to it as a client.
+     */
+    public static final String USE_AGENT_STORE = "TORCHELASTIC_USE_AGENT_STORE";
     /** PyTorch's default process group timeout for rendezvous (30 minutes). */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(30);
 
@@ -152,7 +158,10 @@ public final class Rendezvous {
                 settings.checkRank(r, n);
                 String host = settings.env("MASTER_ADDR");
                 int port = settings.port(settings.env("MASTER_PORT"), "environment variable MASTER_PORT");
-                yield tcp(host, port, r);
+                // As torchrun's: the launcher serves the store, so no worker holds it (a restarted
+                // rank 0 finds it still there).
+                boolean agentStore = "True".equals(environment.get(USE_AGENT_STORE));
+                yield tcp(host, port, agentStore ? -1 : r);
             }
             case "tcp" -> {
                 if (url.port() < 0) {
@@ -170,8 +179,9 @@ public final class Rendezvous {
                 int r = settings.resolve("rank", rank, url, null);
                 int n = settings.resolve("world_size", worldSize, url, null);
                 settings.checkRank(r, n);
-                // deleted once every worker has closed it, as c10d's FileStore(path, world_size)
-                yield FileStore.open(Path.of(url.path()), timeout, n);
+                // deleted once every worker has closed it, as c10d's FileStore(path, world_size);
+                // a world without a fixed size (0) keeps it
+                yield n == 0 ? FileStore.open(Path.of(url.path()), timeout) : FileStore.open(Path.of(url.path()), timeout, n);
             }
             default -> {
                 // A provider's store (etcd://, zookeeper://): no process is special, so rank and
@@ -187,6 +197,7 @@ public final class Rendezvous {
         return result;
     }
 
+    /** {@code rank} -1: a client whatever the rank (the launcher serves the store). */
     private Store tcp(String host, int port, int rank) {
         if (rank == 0) {
             NetworkExposure.checkListen("rank 0's rendezvous store", host, authToken != null || tls != null,
@@ -238,10 +249,13 @@ public final class Rendezvous {
         }
 
         void checkRank(int r, int n) {
-            if (n < 1) {
-                throw error("world size must be at least 1, got " + n);
+            if (n < 0) {
+                throw error("world size must be at least 1 (or 0: a world without a fixed size), got " + n);
             }
-            if (r < 0 || r >= n) {
+            if (n == 0 && r < 0) {
+                throw error("rank must be at least 0, got " + r);
+            }
+            if (n > 0 && (r < 0 || r >= n)) {
                 throw error("rank must be in [0, " + n + "), got " + r);
             }
         }

@@ -68,8 +68,12 @@ class RendezvousTest {
                 "Error initializing Ferry using env:// rendezvous: environment variable RANK must be an integer, got 'x'");
         assertInvalid(rdv("env://").rank(2).worldSize(2),
                 "Error initializing Ferry using env:// rendezvous: rank must be in [0, 2), got 2");
-        assertInvalid(rdv("env://").rank(0).worldSize(0),
-                "Error initializing Ferry using env:// rendezvous: world size must be at least 1, got 0");
+        assertInvalid(rdv("env://").rank(0).worldSize(-2),
+                "Error initializing Ferry using env:// rendezvous: world size must be at least 1 (or 0: a world"
+                        + " without a fixed size), got -2");
+        // World size 0: no fixed size (a worker joining a running world); the rank still must be valid.
+        assertInvalid(rdv("env://").environment(Map.of("RANK", "-1")).worldSize(0),
+                "Error initializing Ferry using env:// rendezvous: rank must be at least 0, got -1");
     }
 
     @Test

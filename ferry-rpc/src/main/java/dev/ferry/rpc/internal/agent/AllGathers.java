@@ -44,6 +44,8 @@ final class AllGathers {
     private static final String GROUP = "*";
     /** The key of the group's first gather (at init), over all its workers by name. */
     private static final String FIRST = "init";
+    /** The key of graceful shutdown's gathers. */
+    private static final String SHUTDOWN = "shutdown";
     /** Answers of finished gathers kept for followers whose leader was lost before it answered them. */
     private static final int KEPT_ANSWERS = 32;
     /** How long a leader waits before it watches the members it still waits for (most come at once). */
@@ -98,6 +100,15 @@ final class AllGathers {
         return gather(FIRST, agent.directory().workers(), null, timeout);
     }
 
+    /**
+     * One of graceful shutdown's gathers over the whole group (its workers that are not lost).
+     * They have a key of their own, so they line up also with workers that joined the group later
+     * (whose count of the group's other gathers started later).
+     */
+    Map<String, Object> runShutdown(Object value, Duration timeout) {
+        return gather(SHUTDOWN, null, value, timeout);
+    }
+
     /** A gather over {@code named}, or (null) the group's live workers, numbered under {@code key}. */
     private Map<String, Object> gather(String key, List<WorkerInfo> named, Object value, Duration timeout) {
         WorkerDirectory directory = agent.directory();
@@ -124,8 +135,7 @@ final class AllGathers {
                         throw e;
                     }
                     // The leader is gone: the next live worker leads (it may have the answer already).
-                    agent.liveness().unreachable(leader, e.getMessage());
-                    peerLost(leader);
+                    agent.unreachable(leader, e.getMessage());
                 }
             }
         } finally {
@@ -229,7 +239,7 @@ final class AllGathers {
             if (members != null && members.contains(peer.name())) {
                 state.complete.completeExceptionally(new RpcException(RpcException.Code.UNAVAILABLE, "allGather " + id
                         + " cannot complete: its member " + peer.name() + " is lost" + authHint()));
-            } else if (members == null && id.startsWith(GROUP + "#")) {
+            } else if (members == null) {
                 checkComplete(id, state);
             }
         });

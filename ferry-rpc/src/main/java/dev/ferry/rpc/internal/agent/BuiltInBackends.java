@@ -76,7 +76,9 @@ public final class BuiltInBackends {
         DefaultRpcAgent agent = DefaultRpcAgent.start(new WorkerInfo(name, rank), worldSize, builtIn, store, store,
                 transports);
         try {
-            DeviceMapCheck.exchangeAndCheck(agent, builtIn);
+            if (!agent.joinedLate()) { // a joiner's maps were checked one to one when built; devices are the CPU
+                DeviceMapCheck.exchangeAndCheck(agent, builtIn);
+            }
             return agent;
         } catch (RuntimeException | Error e) {
             agent.shutdown(false, Duration.ZERO);

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.MembershipListener;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RemoteFunction;
 import dev.ferry.rpc.RpcAgent;
@@ -140,7 +141,14 @@ public final class DefaultRpcAgent implements RpcAgent {
     /** Unregisters the agent's JMX MBean ({@link AgentMBean}); set once the agent has joined. */
     private volatile AutoCloseable mbean = () -> { };
     private volatile Duration rpcTimeout;
-    private volatile WorkerDirectory directory;
+    /** The members; changes as workers join, leave or restart. */
+    private final Membership membership;
+    /** This worker's incarnation: its join slot (a restarted worker's is higher than before). */
+    private volatile long incarnation;
+    /** Whether it joined a running world (a restart, or a world without a fixed size). */
+    private volatile boolean late;
+    /** Whether its world has no fixed size: then a graceful shutdown is a departure ({@link Departure}). */
+    private volatile boolean dynamic;
     private volatile String address;
     private PeerConnections connections;
     private final Listener listener = new Listener();
@@ -190,10 +198,10 @@ public final class DefaultRpcAgent implements RpcAgent {
                 (owner, headers) -> send(owner, FunctionRefs.of(ACK), new Object[0], null, true,
                         INLINE_HEADERS.with(UserDeletes.HEADER, headers.get(UserDeletes.HEADER))),
                 task -> timer.schedule(task, SOON_NANOS));
+        this.membership = new Membership(self.name(), task -> timer.schedule(task, 0));
         this.liveness = new PeerLiveness(self.name(), options.heartbeatTimeout(), this::sendHeartbeat,
                 () -> connections == null ? List.of() : connections.connectedPeers(), this::declareLost,
-                peer -> log.info("{}: {} is heard again", self.name(), peer.name()),
-                (task, delayNanos) -> timer.schedule(task, delayNanos));
+                this::heardAgain, (task, delayNanos) -> timer.schedule(task, delayNanos));
     }
 
     private Runnable bindCurrent(Runnable body) {
@@ -240,18 +248,103 @@ public final class DefaultRpcAgent implements RpcAgent {
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, observers, options.numWorkerThreads(),
                 rrefs, throttle, counters, options.transport().spinTime().toNanos(),
                 task -> timer.schedule(task, WATCHDOG_NANOS));
-        connections = new PeerConnections(transport, codec, new Hello(groupId, self.name(), self.id()));
-        WorkerDirectory workers = GroupRendezvous.join(store, self, address, worldSize, timeout);
-        directory = workers;
+        connections = new PeerConnections(transport, codec, membership, this::retire);
+        GroupRendezvous.Joined joined = GroupRendezvous.join(store, self, address, worldSize, timeout);
+        incarnation = joined.incarnation();
+        late = joined.late();
+        dynamic = worldSize == 0;
+        membership.start(joined.directory(), dynamic);
         // Peers that finished rendezvous first may already have connected: their handshakes
         // (and the calls behind them) were held until now.
-        connections.setDirectory(workers);
-        // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
-        // connections are warm) before any of them can use, or shut down, the group.
-        allGathers.runFirst(timeout);
+        connections.ready(new Hello(groupId, self.name(), self.id(), incarnation, address));
+        if (late) {
+            greetMembers(timeout);
+        } else {
+            // Like PyTorch's init: one gather so every worker has finished rendezvous (and its
+            // connections are warm) before any of them can use, or shut down, the group.
+            allGathers.runFirst(timeout);
+        }
         liveness.start();
-        log.info("{} joined a group of {} workers", self.name(), worldSize);
+        log.info("{} joined a group of {} workers{}", self.name(), membership.directory().size(),
+                late ? " (incarnation " + incarnation + ")" : "");
         log.debug("{} listens at {} ({})", self.name(), address, transport.describe());
+    }
+
+    /**
+     * A late joiner introduces itself to every member rendezvous found (its Hello admits it there)
+     * and waits for each to answer; one that does not (a registration its crashed worker left
+     * behind) is dropped from the members.
+     */
+    private void greetMembers(Duration timeout) {
+        Duration bound = options.heartbeatTimeout().isZero() ? timeout : options.heartbeatTimeout();
+        Map<WorkerInfo, RpcFuture<Object>> greetings = new LinkedHashMap<>();
+        for (WorkerInfo member : membership.directory().workers()) {
+            if (!member.equals(self)) {
+                greetings.put(member, invokeInline(member, ACK, new Object[0], bound));
+            }
+        }
+        greetings.forEach((member, answer) -> {
+            try {
+                answer.await();
+            } catch (RpcException e) {
+                log.info("{}: {} did not answer when this worker joined, not a member: {}", self.name(), member.name(),
+                        e.getMessage());
+                membership.dropUnreachable(member.name(), "did not answer when " + self.name() + " joined");
+            }
+        });
+    }
+
+    /**
+     * A new incarnation of a member was admitted: the old one is gone here before anything of the
+     * new one runs (its calls fail, its connections close, what was kept for it is released; the
+     * caller holds the new one's messages until the result completes), since both have the same
+     * name and id, and ids they made (RRefs, autograd contexts) start over.
+     */
+    private CompletableFuture<Void> retire(Membership.Admitted admitted) {
+        WorkerDirectory.Entry old = admitted.replaced();
+        RpcException gone = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + old.info().name()
+                + " restarted: its incarnation " + old.incarnation() + " is gone (incarnation "
+                + admitted.entry().incarnation() + " replaced it)");
+        pending.failCallee(old.info().name(), gone);
+        connections.abort(old.info(), gone, true);
+        liveness.forget(old.info());
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        timer.schedule(() -> {
+            try {
+                rrefs.ownerGone(old.info(), gone);
+                notifyPeerLost(old.info());
+            } finally {
+                done.complete(null);
+            }
+        }, 0);
+        return done;
+    }
+
+    /** A member says it leaves (its departure, {@link Departure}): calls to it fail from now on. */
+    void departed(String name, long itsIncarnation) {
+        WorkerDirectory.Entry gone = membership.leave(name, itsIncarnation, "left the group");
+        if (gone == null) {
+            return;
+        }
+        liveness.forget(gone.info());
+        RpcException left = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + name + " left the group");
+        timer.schedule(() -> {
+            rrefs.ownerGone(gone.info(), left);
+            notifyPeerLeft(gone.info());
+        }, 0);
+    }
+
+    /** Whether this worker joined a running world (and so skipped the group's first gather). */
+    public boolean joinedLate() {
+        return late;
+    }
+
+    long incarnation() {
+        return incarnation;
+    }
+
+    Store store() {
+        return store;
     }
 
     private static ClassLoader classLoader() {
@@ -332,7 +425,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     WorkerDirectory directory() {
-        return directory;
+        return membership.directory();
     }
 
     /** Connections this worker's transport dropped because they failed authentication. */
@@ -391,7 +484,18 @@ public final class DefaultRpcAgent implements RpcAgent {
 
     @Override
     public List<WorkerInfo> getWorkerInfos() {
-        return runningDirectory().workers();
+        List<WorkerInfo> members = new ArrayList<>();
+        for (WorkerInfo worker : runningDirectory().workers()) {
+            if (worker.equals(self) || !liveness.isLost(worker.name())) {
+                members.add(worker);
+            }
+        }
+        return List.copyOf(members);
+    }
+
+    @Override
+    public AutoCloseable addMembershipListener(MembershipListener listener) {
+        return membership.addListener(listener);
     }
 
     @Override
@@ -561,7 +665,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     private WorkerDirectory runningDirectory() {
-        WorkerDirectory workers = directory;
+        WorkerDirectory workers = membership.directory();
         if (state == State.CLOSED || workers == null) {
             throw new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name()
                     + (state == State.CLOSED ? " has been shut down" : " is not initialized yet"));
@@ -615,7 +719,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         RuntimeException failure = null;
         if (graceful) {
             try {
-                new GracefulShutdown(this, pending, incoming, timeout).run();
+                if (dynamic) {
+                    new Departure(this, pending, incoming, timeout).run();
+                } else {
+                    new GracefulShutdown(this, pending, incoming, timeout).run();
+                }
             } catch (RuntimeException e) {
                 failure = e;
                 log.warn("{}: graceful shutdown failed, shutting down locally: {}", self.name(), e.getMessage());
@@ -681,7 +789,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.name", self.name());
         info.put("agent.rank", Integer.toString(self.id()));
         info.put("agent.state", state.name());
-        info.put("agent.world_size", directory == null ? "0" : Integer.toString(directory.size()));
+        WorkerDirectory members = membership.directory();
+        info.put("agent.world_size", members == null ? "0" : Integer.toString(members.size()));
+        info.put("agent.incarnation", Long.toString(incarnation));
         info.put("agent.transport", transport.describe());
         info.putAll(transport.debugInfo());
         // The first part of what the transport advertises (host:port); the rest (a same-host socket) apart.
@@ -810,9 +920,14 @@ public final class DefaultRpcAgent implements RpcAgent {
             }
             if (PeerLink.of(connection) instanceof PeerLink link) {
                 WorkerInfo peer = link.worker;
-                if (state != State.CLOSED) {
-                    liveness.connectionClosed(peer, cause == null ? "its connection closed"
-                            : "its connection broke: " + cause);
+                // A member's: it is lost (a departed one's close, after it said so, is no news).
+                boolean member = state != State.CLOSED && membership.directory() != null
+                        && membership.directory().containsName(peer.name());
+                if (member) {
+                    String why = cause == null ? "its connection closed" : "its connection broke: " + cause;
+                    if (liveness.connectionClosed(peer, why)) {
+                        reportLost(peer, why);
+                    }
                     allGathers.peerLost(peer);
                 }
                 pending.failConnection(connection, call -> unavailable(peer, cause));
@@ -820,7 +935,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 if (state == State.RUNNING && cause != null && !declaredLost) { // declareLost said it
                     log.warn("{}: connection to {} closed: {}", self.name(), peer.name(), cause.toString());
                 }
-                if (state == State.RUNNING && !peerListeners.isEmpty()) {
+                if (state == State.RUNNING && member && !peerListeners.isEmpty()) {
                     timer.schedule(() -> notifyPeerLost(peer), 0);
                 }
             }
@@ -839,8 +954,30 @@ public final class DefaultRpcAgent implements RpcAgent {
         RpcException lost = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + peer.name() + " is lost: " + why);
         log.warn("{}: {}", self.name(), lost.getMessage());
         pending.failCallee(peer.name(), lost);
-        connections.abort(peer, lost);
+        connections.abort(peer, lost, false);
         allGathers.peerLost(peer);
+        reportLost(peer, why);
+    }
+
+    /** {@code peer} became lost: the membership listeners hear of it, and its RRefs here stop waiting for it. */
+    private void reportLost(WorkerInfo peer, String why) {
+        membership.lost(peer, why);
+        RpcException lost = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + peer.name() + " is lost: " + why);
+        timer.schedule(() -> rrefs.ownerGone(peer, lost), 0);
+    }
+
+    /** A call to {@code peer} found it unreachable (a gather's leader): it is lost until heard again. */
+    void unreachable(WorkerInfo peer, String why) {
+        if (liveness.unreachable(peer, why)) {
+            reportLost(peer, "unreachable: " + why);
+        }
+        allGathers.peerLost(peer);
+    }
+
+    /** {@code peer}, lost before, was heard again (a partition healed, a stopped process resumed). */
+    private void heardAgain(WorkerInfo peer) {
+        log.info("{}: {} is heard again", self.name(), peer.name());
+        membership.back(peer);
     }
 
     /**
@@ -854,7 +991,9 @@ public final class DefaultRpcAgent implements RpcAgent {
                     Throwable failure = answered.failed() ? answered.exceptionNow() : null;
                     if (failure instanceof RpcException e && state != State.CLOSED
                             && (e.code() == RpcException.Code.UNAVAILABLE || e.code() == RpcException.Code.UNAUTHENTICATED)) {
-                        liveness.unreachable(peer, e.getMessage());
+                        if (liveness.unreachable(peer, e.getMessage())) {
+                            reportLost(peer, "unreachable: " + e.getMessage());
+                        }
                         allGathers.peerLost(peer);
                     }
                     done.run();
@@ -879,6 +1018,18 @@ public final class DefaultRpcAgent implements RpcAgent {
     /** Runs {@code task} on the timer thread after {@code delayNanos}; it must be short and never wait. */
     void schedule(Runnable task, long delayNanos) {
         timer.schedule(task, delayNanos);
+    }
+
+    /** Tells the {@link PeerListener}s that {@code peer} left the group; on the timer thread. */
+    private void notifyPeerLeft(WorkerInfo peer) {
+        for (PeerListener listener : peerListeners) {
+            try {
+                listener.onPeerLeft(this, peer);
+            } catch (RuntimeException e) {
+                log.warn("{}: peer listener {} failed on the departure of {}", self.name(), listener.getClass().getName(),
+                        peer.name(), e);
+            }
+        }
     }
 
     /** Tells the {@link PeerListener}s that {@code peer} is gone; on the timer thread (listeners may take a while). */

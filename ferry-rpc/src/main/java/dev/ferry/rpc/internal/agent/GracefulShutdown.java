@@ -5,6 +5,7 @@ import dev.ferry.rpc.RpcException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * The graceful part of shutdown (PyTorch's {@code _wait_all_workers} and {@code join}): wait
@@ -36,7 +37,7 @@ final class GracefulShutdown {
 
     void run() {
         long pause = 100_000;
-        agent.allGathers().run("shutdown", remaining());
+        agent.allGathers().runShutdown("shutdown", remaining());
         // PyTorch's _delete_all_user_and_unforked_owner_rrefs: users still referenced are released,
         // so their deletes reach the owners before the group closes.
         agent.rrefs().releaseAllUsers();
@@ -54,7 +55,7 @@ final class GracefulShutdown {
             agent.rrefs().releaseAllUsers();
             agent.userDeletes().flushAll();
             int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
-            Map<String, Object> busy = agent.allGathers().run(local, remaining());
+            Map<String, Object> busy = agent.allGathers().runShutdown(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
                 reportMissing(busy.keySet());
                 return;
@@ -82,14 +83,21 @@ final class GracefulShutdown {
         agent.shutdownMissing(missing);
     }
 
-    /** Time left; zero means no limit, so an expired limit is reported as a minimal wait. */
     private Duration remaining() {
+        return remaining(timeout, start, this::timedOut);
+    }
+
+    /**
+     * What is left of {@code timeout} since {@code startNanos}: zero means no limit, so an expired
+     * one throws {@code expired}'s exception (graceful shutdown's and a departure's rule).
+     */
+    static Duration remaining(Duration timeout, long startNanos, Supplier<RpcException> expired) {
         if (timeout.isZero()) {
             return Duration.ZERO;
         }
-        Duration left = timeout.minusNanos(System.nanoTime() - start);
+        Duration left = timeout.minusNanos(System.nanoTime() - startNanos);
         if (left.isNegative() || left.isZero()) {
-            throw timedOut();
+            throw expired.get();
         }
         return left;
     }

@@ -8,43 +8,111 @@ import dev.ferry.rpc.store.StoreTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Learns the whole group through the rendezvous store. Every worker takes a join slot with an
- * atomic counter and writes "rank, name, address" under it; once {@code worldSize} slots are
- * written every worker reads them all and validates the same list the same way, so a duplicate
+ * Learns the group through the rendezvous store. Every worker takes a join slot with an atomic
+ * counter and writes "rank, incarnation, name, address" under it (the slot is its incarnation:
+ * later joins take higher ones). A group of fixed size forms once {@code worldSize} slots are
+ * written: every worker reads them all and validates the same list the same way, so a duplicate
  * name or rank fails every worker with the same message instead of leaving some waiting.
  *
  * <pre>
- *   worker:  slot = add("join", 1) - 1        // 0 .. worldSize-1; beyond that: group is full
- *            set("worker/" + slot, "rank|name|address")   // ephemeral where the store has sessions
- *            waitFor("worker/0" .. "worker/" + (worldSize-1))
- *            read them all, check ranks and names are unique
+ *   kind = compareSet("world", "", "static N" | "dynamic")   // the first worker decides
+ *   slot = add("join", 1) - 1
+ *   set("worker/" + slot, "rank|slot|name|address")         // ephemeral where the store has sessions
+ *   static, slot &lt; N: waitFor("worker/0" .. "worker/" + (N-1)), validate, set("formed")
+ *   otherwise (a late joiner): read every other slot; the latest incarnation of each name is a
+ *                              candidate member, to be greeted (the agent drops the unreachable)
  * </pre>
+ *
+ * A late joiner is a worker started without a world size (it joins a running world, or starts a
+ * dynamic one), or one started with the world's size after that world formed: a restarted worker,
+ * which comes back under its name as a new incarnation. Joiners of a static world wait until it
+ * has formed. A registration is deleted when its worker leaves ({@link #leave}); a crashed
+ * worker's stays behind on a store without sessions, and joiners find it unreachable.
  */
 final class GroupRendezvous {
+    private static final String WORLD_KIND = "world";
+    private static final String DYNAMIC = "dynamic";
+    private static final String STATIC = "static ";
+    private static final String FORMED = "formed";
     private static final String JOIN_COUNTER = "join";
     private static final String SLOT_PREFIX = "worker/";
+
+    /** What joining found: the members (candidates, for a late joiner), and this worker's incarnation. */
+    record Joined(WorkerDirectory directory, long incarnation, boolean late) {
+    }
 
     private GroupRendezvous() {
     }
 
-    static WorkerDirectory join(Store store, WorkerInfo self, String address, int worldSize, Duration timeout) {
+    /**
+     * Joins: a group of {@code worldSize} workers, or (0) whatever world runs there.
+     *
+     * @throws RpcException RENDEZVOUS_FAILED when the group does not form, mixes static and dynamic
+     *                      members, or already has this worker's rank under another name
+     */
+    static Joined join(Store store, WorkerInfo self, String address, int worldSize, Duration timeout) {
+        String wanted = worldSize > 0 ? STATIC + worldSize : DYNAMIC;
+        String kind = new String(store.compareSet(WORLD_KIND, new byte[0], wanted.getBytes(StandardCharsets.UTF_8)),
+                StandardCharsets.UTF_8);
+        if (worldSize > 0 && !kind.equals(wanted)) {
+            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " cannot join as rank "
+                    + self.id() + " of a world of " + worldSize + ": the store holds a world " + describe(kind)
+                    + " (a world mixes statically and dynamically initialized members only as later joiners)");
+        }
+        if (worldSize == 0 && kind.startsWith(STATIC)) {
+            awaitFormed(store, self, kind, timeout); // join it once it runs
+        }
         long slot = store.add(JOIN_COUNTER, 1) - 1;
-        if (slot >= worldSize) {
+        register(store, SLOT_PREFIX + slot, self, slot, address);
+        if (worldSize > 0 && slot < worldSize) {
+            return new Joined(formStatic(store, self, worldSize, timeout), slot, false);
+        }
+        LateJoin found = worldSize > 0 && !store.check(List.of(FORMED)) ? null : readLateJoin(store, self, slot, address);
+        if (found == null || (worldSize > 0 && !found.returning())) {
+            // A static world takes later joiners only as new incarnations of its members (restarts).
+            store.deleteKey(SLOT_PREFIX + slot);
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " (rank " + self.id()
                     + ") cannot join: the group of world size " + worldSize + " is already complete");
         }
+        return new Joined(found.directory(), slot, true);
+    }
+
+    /** The candidate members a late joiner found, and whether an earlier incarnation of it was among them. */
+    private record LateJoin(WorkerDirectory directory, boolean returning) {
+    }
+
+    /** Deletes the registration of incarnation {@code slot}: the worker left. */
+    static void leave(Store store, long slot) {
+        store.deleteKey(SLOT_PREFIX + slot);
+    }
+
+    private static void register(Store store, String key, WorkerInfo self, long slot, String address) {
         // On a store with sessions (etcd, ZooKeeper) the registration dies with this worker, so a
         // worker lost before the group formed is reported missing instead of counted in.
         if (store.hasSessions()) {
-            store.setEphemeral(SLOT_PREFIX + slot, encode(self, address));
+            store.setEphemeral(key, encode(self, slot, address));
         } else {
-            store.set(SLOT_PREFIX + slot, encode(self, address));
+            store.set(key, encode(self, slot, address));
         }
+    }
+
+    private static void awaitFormed(Store store, WorkerInfo self, String kind, Duration timeout) {
+        try {
+            store.waitFor(List.of(FORMED), timeout);
+        } catch (StoreTimeoutException e) {
+            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " waited " + timeout
+                    + " to join a world " + describe(kind) + ", which did not form", e);
+        }
+    }
+
+    private static WorkerDirectory formStatic(Store store, WorkerInfo self, int worldSize, Duration timeout) {
         List<String> keys = new ArrayList<>(worldSize);
         for (int i = 0; i < worldSize; i++) {
             keys.add(SLOT_PREFIX + i);
@@ -63,7 +131,43 @@ final class GroupRendezvous {
             entries.add(decode(store.get(key, timeout), key));
         }
         validate(entries, worldSize);
+        store.set(FORMED, new byte[] {1});
         return new WorkerDirectory(self, entries);
+    }
+
+    /**
+     * The latest incarnation of every other name registered so far: every joiner writes its own
+     * registration before it reads the others', so of two joiners the later writer always sees the
+     * earlier one (and greets it).
+     */
+    private static LateJoin readLateJoin(Store store, WorkerInfo self, long own, String address) {
+        long slots = store.add(JOIN_COUNTER, 0);
+        Map<String, WorkerDirectory.Entry> latest = new HashMap<>();
+        latest.put(self.name(), new WorkerDirectory.Entry(self, address, own));
+        boolean returning = false;
+        for (long slot = 0; slot < slots; slot++) {
+            String key = SLOT_PREFIX + slot;
+            if (slot == own || !store.check(List.of(key))) {
+                continue; // its worker left, or its session ended, or it is still being written
+            }
+            WorkerDirectory.Entry entry;
+            try {
+                entry = decode(store.get(key, Duration.ofSeconds(1)), key);
+            } catch (StoreTimeoutException left) {
+                continue; // deleted between the check and the read
+            }
+            if (entry.info().name().equals(self.name())) {
+                if (entry.incarnation() > own) {
+                    throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name()
+                            + " joined again (incarnation " + entry.incarnation() + ") while this one (incarnation "
+                            + own + ") was joining");
+                }
+                returning = true; // an earlier incarnation of this worker
+                continue;
+            }
+            latest.merge(entry.info().name(), entry, (a, b) -> a.incarnation() > b.incarnation() ? a : b);
+        }
+        return new LateJoin(new WorkerDirectory(self, new ArrayList<>(latest.values())), returning);
     }
 
     private static void validate(List<WorkerDirectory.Entry> entries, int worldSize) {
@@ -104,17 +208,22 @@ final class GroupRendezvous {
         return missing;
     }
 
-    private static byte[] encode(WorkerInfo self, String address) {
-        return (self.id() + "|" + self.name() + "|" + address).getBytes(StandardCharsets.UTF_8);
+    private static String describe(String kind) {
+        return kind.startsWith(STATIC) ? "of fixed size " + kind.substring(STATIC.length()) : "without a fixed size";
+    }
+
+    private static byte[] encode(WorkerInfo self, long slot, String address) {
+        return (self.id() + "|" + slot + "|" + self.name() + "|" + address).getBytes(StandardCharsets.UTF_8);
     }
 
     private static WorkerDirectory.Entry decode(byte[] bytes, String key) {
-        String[] parts = new String(bytes, StandardCharsets.UTF_8).split("\\|", 3);
-        if (parts.length != 3) {
+        String[] parts = new String(bytes, StandardCharsets.UTF_8).split("\\|", 4);
+        if (parts.length != 4) {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "malformed registration under " + key);
         }
         try {
-            return new WorkerDirectory.Entry(new WorkerInfo(parts[1], Integer.parseInt(parts[0])), parts[2]);
+            return new WorkerDirectory.Entry(new WorkerInfo(parts[2], Integer.parseInt(parts[0])), parts[3],
+                    Long.parseLong(parts[1]));
         } catch (NumberFormatException e) {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "malformed registration under " + key, e);
         }

@@ -13,17 +13,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * One connection per peer, opened on first use. Opening sends {@link Hello} so the peer knows who
- * is calling; a connection a peer opened is adopted for calls to that peer once its Hello
- * arrives. A connection that closes is forgotten, so the next call reconnects (and fails promptly
- * if the peer is gone).
+ * is calling (and, if it does not know the caller yet, admits it to the group); a connection a peer
+ * opened is adopted for calls to that peer once its Hello is admitted ({@link Membership#admit}). A
+ * connection that closes is forgotten, so the next call reconnects (and fails promptly if the peer
+ * is gone).
+ *
+ * <p>What arrives on an accepted connection behind its Hello waits while the Hello cannot be
+ * decided yet ({@link #deferUntilAccepted}): until this worker has finished rendezvous, and, for a
+ * restarted worker's new incarnation, until everything of the old one is gone here (its calls
+ * failed, its connections closed, what was kept for it released), so that the new one's messages
+ * are never taken for the old one's.
  *
  * <p>This class is thread-safe.
  */
@@ -32,45 +41,38 @@ final class PeerConnections {
 
     private final Transport transport;
     private final ObjectCodec codec;
-    private final Hello hello;
+    private final Membership membership;
+    /** Ends an old incarnation here once its new one was admitted; complete when done. */
+    private final Function<Membership.Admitted, CompletableFuture<Void>> replacing;
     private final Map<String, CompletableFuture<PeerChannel>> byPeer = new ConcurrentHashMap<>();
-    /** Every open channel whose peer is known, opened or accepted, by peer name: what losing it closes. */
+    /** Every open connection whose peer is known, opened or accepted, by peer name: what losing it closes. */
     private final Map<String, Set<PeerChannel>> attached = new ConcurrentHashMap<>();
-    private final List<HeldConnection> held = new ArrayList<>();
-    private final Map<PeerChannel, HeldConnection> heldByConnection = new java.util.IdentityHashMap<>();
+    /** Accepted connections whose messages wait, and what waits; guarded by itself. */
+    private final Map<PeerChannel, HeldConnection> held = new IdentityHashMap<>();
+    private final List<PeerChannel> heldUntilReady = new ArrayList<>(); // guarded by held
     private volatile boolean holding;
-    private volatile WorkerDirectory directory;
+    private volatile Hello hello;
 
-    PeerConnections(Transport transport, ObjectCodec codec, Hello hello) {
+    PeerConnections(Transport transport, ObjectCodec codec, Membership membership,
+                    Function<Membership.Admitted, CompletableFuture<Void>> replacing) {
         this.transport = transport;
         this.codec = codec;
-        this.hello = hello;
+        this.membership = membership;
+        this.replacing = replacing;
     }
 
-    void setDirectory(WorkerDirectory directory) {
-        List<HeldConnection> release;
+    /**
+     * Rendezvous is done: this worker introduces itself with {@code self}, and the connections
+     * whose Hello came before (faster peers) are admitted now, with what arrived behind them.
+     */
+    void ready(Hello self) {
+        List<PeerChannel> release;
         synchronized (held) {
-            this.directory = directory;
-            release = new ArrayList<>(held);
-            held.clear();
+            hello = self;
+            release = new ArrayList<>(heldUntilReady);
+            heldUntilReady.clear();
         }
-        for (HeldConnection connection : release) {
-            // Messages keep arriving behind the handshake while it is released: drain until empty.
-            while (true) {
-                List<Runnable> batch;
-                synchronized (held) {
-                    if (connection.actions.isEmpty()) {
-                        connection.drained = true;
-                        heldByConnection.values().remove(connection);
-                        holding = !heldByConnection.isEmpty();
-                        break;
-                    }
-                    batch = new ArrayList<>(connection.actions);
-                    connection.actions.clear();
-                }
-                batch.forEach(Runnable::run);
-            }
-        }
+        release.forEach(this::release);
     }
 
     /** The connection to {@code peer}, opening it if needed. */
@@ -91,7 +93,14 @@ final class PeerConnections {
     }
 
     private void open(WorkerInfo peer, CompletableFuture<PeerChannel> opening) {
-        String address = directory.addressOf(peer.name());
+        String address;
+        try {
+            address = membership.directory().addressOf(peer.name());
+        } catch (RpcException gone) {
+            byPeer.remove(peer.name(), opening);
+            opening.completeExceptionally(gone);
+            return;
+        }
         transport.connect(address).whenComplete((connection, error) -> {
             if (error != null) {
                 byPeer.remove(peer.name(), opening);
@@ -114,29 +123,89 @@ final class PeerConnections {
 
     /**
      * Identifies an accepted connection by its Hello; closes it if the Hello does not belong to
-     * this group. A Hello that arrives before this worker has finished rendezvous (a faster peer)
-     * is held, with whatever follows it on that connection, until {@link #setDirectory}.
+     * this group or is refused ({@link Membership#admit}). A Hello that arrives before this worker
+     * has finished rendezvous (a faster peer) is held, with whatever follows it on that
+     * connection, until {@link #ready}.
      */
     void accept(PeerChannel connection, Hello peerHello) {
+        Hello self;
         synchronized (held) {
-            if (directory == null) {
-                HeldConnection waiting = new HeldConnection();
-                waiting.actions.add(() -> accept(connection, peerHello));
-                heldByConnection.put(connection, waiting);
-                held.add(waiting);
-                holding = true;
+            self = hello;
+            if (self == null) {
+                hold(connection).actions.add(() -> accept(connection, peerHello));
+                heldUntilReady.add(connection);
                 return;
             }
         }
-        WorkerDirectory workers = directory;
-        if (!hello.groupId().equals(peerHello.groupId()) || !workers.contains(peerHello.name(), peerHello.rank())) {
-            log.warn("rejecting connection from {}: {} is not a member of this group", connection.remoteAddress(), peerHello);
+        if (!self.groupId().equals(peerHello.groupId())) {
+            log.warn("rejecting connection from {}: {} is not of this group", connection.remoteAddress(), peerHello);
             connection.close();
             return;
         }
-        WorkerInfo peer = workers.byName(peerHello.name());
+        Membership.Admitted admitted = membership.admit(peerHello);
+        switch (admitted.kind()) {
+            case REFUSED -> {
+                log.warn("rejecting connection from {} ({}): {}", connection.remoteAddress(), peerHello.name(),
+                        admitted.refusal());
+                connection.close();
+            }
+            case REPLACED -> {
+                // What the new incarnation sends waits until the old one is gone here.
+                synchronized (held) {
+                    hold(connection);
+                }
+                replacing.apply(admitted).whenComplete((done, failure) -> {
+                    adopt(connection, admitted.entry().info());
+                    release(connection);
+                });
+            }
+            default -> adopt(connection, admitted.entry().info());
+        }
+    }
+
+    private void adopt(PeerChannel connection, WorkerInfo peer) {
         attach(connection, peer);
         byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
+    }
+
+    /** Caller holds {@code held}. One more reason for {@code connection}'s messages to wait. */
+    private HeldConnection hold(PeerChannel connection) {
+        HeldConnection waiting = held.computeIfAbsent(connection, c -> new HeldConnection());
+        waiting.holds++;
+        holding = true;
+        return waiting;
+    }
+
+    /**
+     * One reason less for {@code connection}'s messages to wait; when none is left, runs what
+     * waited, in arrival order (messages keep arriving behind while it runs), unless one of them
+     * holds the connection again.
+     */
+    private void release(PeerChannel connection) {
+        synchronized (held) {
+            HeldConnection waiting = held.get(connection);
+            if (waiting == null) {
+                return;
+            }
+            waiting.holds--;
+        }
+        while (true) {
+            Runnable next;
+            synchronized (held) {
+                HeldConnection waiting = held.get(connection);
+                if (waiting == null || waiting.holds > 0) {
+                    return;
+                }
+                if (waiting.actions.isEmpty()) {
+                    // Only now, after the last one ran: what arrives next may run at once, in order.
+                    held.remove(connection);
+                    holding = !held.isEmpty();
+                    return;
+                }
+                next = waiting.actions.remove(0);
+            }
+            next.run();
+        }
     }
 
     /**
@@ -147,11 +216,11 @@ final class PeerConnections {
         if (!holding) {
             return false;
         }
-        // The held state is looked up by connection, not read from its attachment: the release
-        // runs on another thread and may attach the peer between such a read and this check.
+        // Looked up by connection, not read from its attachment: a release runs on another thread
+        // and may attach the peer between such a read and this check.
         synchronized (held) {
-            HeldConnection waiting = heldByConnection.get(connection);
-            if (waiting != null && !waiting.drained) {
+            HeldConnection waiting = held.get(connection);
+            if (waiting != null) {
                 waiting.actions.add(action);
                 return true;
             }
@@ -159,10 +228,10 @@ final class PeerConnections {
         return false;
     }
 
-    /** A connection whose Hello came before rendezvous finished, and what arrived behind it. */
+    /** An accepted connection's messages that wait, and how many reasons they still wait for. */
     private static final class HeldConnection {
         final List<Runnable> actions = new ArrayList<>();
-        boolean drained; // under held
+        int holds;
     }
 
     private void attach(PeerChannel connection, WorkerInfo peer) {
@@ -189,16 +258,23 @@ final class PeerConnections {
 
     /**
      * Closes every connection to {@code peer} at once, failing what they had not written with
-     * {@code cause}; each close is reported to the transport listener as usual.
+     * {@code cause}; each close is reported to the transport listener as usual, unless
+     * {@code quietly}: then they are forgotten first, so their closes are nobody's concern (an old
+     * incarnation's, whose calls the caller failed itself).
      */
-    void abort(WorkerInfo peer, Throwable cause) {
+    void abort(WorkerInfo peer, Throwable cause, boolean quietly) {
         CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
         if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
             byPeer.remove(peer.name(), current); // the next call opens a new one
         }
-        Set<PeerChannel> open = attached.get(peer.name());
+        Set<PeerChannel> open = quietly ? attached.remove(peer.name()) : attached.get(peer.name());
         if (open != null) {
-            open.forEach(connection -> connection.abort(cause));
+            for (PeerChannel connection : open) {
+                if (quietly) {
+                    connection.attach(null);
+                }
+                connection.abort(cause);
+            }
         }
     }
 

@@ -115,19 +115,28 @@ final class PeerLiveness {
         }
     }
 
-    /** {@code peer}'s connection closed while this worker ran: lost until heard again. */
-    void connectionClosed(WorkerInfo peer, String why) {
+    /**
+     * {@code peer}'s connection closed while this worker ran: lost until heard again. Returns
+     * whether it was not lost before.
+     */
+    boolean connectionClosed(WorkerInfo peer, String why) {
         watches.remove(peer.name());
-        lost.putIfAbsent(peer.name(), why);
+        return lost.putIfAbsent(peer.name(), why) == null;
+    }
+
+    /** Forgets {@code peer}: it left, or a new incarnation replaced it. */
+    void forget(WorkerInfo peer) {
+        watches.remove(peer.name());
+        lost.remove(peer.name());
     }
 
     /**
      * {@code peer} could not be reached (a connection to it failed, or a call to it failed
-     * {@code UNAVAILABLE}): lost until heard again.
+     * {@code UNAVAILABLE}): lost until heard again. Returns whether it was not lost before.
      */
-    void unreachable(WorkerInfo peer, String why) {
+    boolean unreachable(WorkerInfo peer, String why) {
         watches.remove(peer.name());
-        lost.putIfAbsent(peer.name(), "unreachable: " + why);
+        return lost.putIfAbsent(peer.name(), "unreachable: " + why) == null;
     }
 
     /**

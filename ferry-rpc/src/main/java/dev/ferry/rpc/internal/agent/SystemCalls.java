@@ -34,6 +34,12 @@ public final class SystemCalls {
         return agent().allGathers().contribute(id, members, name, value);
     }
 
+    /** Runs on every member: {@code name}'s incarnation {@code incarnation} leaves the group. */
+    static Boolean memberLeft(String name, long incarnation) {
+        agent().departed(name, incarnation);
+        return Boolean.TRUE;
+    }
+
     /**
      * A call by name ({@code rpcSync(to, name, args, kwargs)}): runs the function this worker
      * registered as {@code name}, its future's value the answer. An application call, not one of

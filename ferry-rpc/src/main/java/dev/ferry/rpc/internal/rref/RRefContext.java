@@ -537,9 +537,45 @@ public final class RRefContext {
         }
     }
 
+    /**
+     * The owner of some of this worker's user RRefs is gone (it left, died, hangs, or a new
+     * incarnation replaced it): those RRefs raise {@code gone} on every use from now on, nothing
+     * waits for the owner's confirmations any more and no delete is sent to it, so the bookkeeping
+     * drains (graceful shutdown waits for it).
+     */
+    public void ownerGone(WorkerInfo owner, RpcException gone) {
+        List<UserState> users = new ArrayList<>();
+        synchronized (this) {
+            for (UserState user : liveUsers) {
+                if (user.owner.equals(owner)) {
+                    users.add(user);
+                }
+            }
+            for (UserState user : pendingUsers.values()) {
+                if (user.owner.equals(owner) && !users.contains(user)) {
+                    users.add(user);
+                }
+            }
+            for (UserState user : users) {
+                user.ownerGone = gone;
+                user.deleteSent = true;
+                liveUsers.remove(user);
+                pendingUsers.remove(user.forkId);
+            }
+            pendingChildren.values().removeIf(user -> user.owner.equals(owner));
+        }
+        // A request that waits for one of them goes on, and fails when it uses it.
+        users.forEach(user -> user.confirmation.complete(null));
+    }
+
     /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */
     public void checkUsable(RRef<?> rref, String operation) {
         if (RRefFactory.access().stateOf(rref) instanceof UserState user) {
+            RpcException gone = user.ownerGone;
+            if (gone != null) {
+                throw new RpcException(gone.code(), describe(user) + ": cannot call " + operation + " on it, its owner"
+                        + " is gone: " + gone.getMessage(), gone);
+            }
             if (user.creationError != null) {
                 throw user.creationError.rethrowable();
             }

@@ -26,6 +26,8 @@ public final class UserState {
     boolean neverSent;
     int pendingChildren;
     volatile RpcException creationError;
+    /** Why its owner is gone (left, lost, replaced); null while it is a member. */
+    volatile RpcException ownerGone;
 
     UserState(GloballyUniqueId rrefId, GloballyUniqueId forkId, WorkerInfo owner) {
         this.rrefId = rrefId;

@@ -15,7 +15,7 @@ class HelloTest {
     @Test
     void aHelloCrossesTheWireWithItsHandWrittenSerializer() {
         ObjectCodec codec = new ObjectCodec(new ClassPolicy(List.of("dev.ferry")), List.of(), 64 * 1024, Hello::register, null, 1L << 20);
-        Hello hello = new Hello("group-7f3a", "trainer\u00e9", 12);
+        Hello hello = new Hello("group-7f3a", "trainer\u00e9", 12, 1L << 40, "10.0.0.7:29501;/tmp/ferry-1/w.sock");
 
         EncodedPayload payload = codec.encode(hello);
 
