@@ -45,7 +45,8 @@ import picocli.CommandLine.Spec;
         "The group also gets a fresh random FERRY_AUTH_TOKEN (unless the environment has one): its "
             + "workers and their store accept only connections that prove it.",
         "Worker output is forwarded line by line, prefixed with [rank]. If a worker exits with a "
-            + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period).",
+            + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period); with "
+            + "--worker-restarts K it alone is started again, up to K times per rank, and the others run on.",
         "With --nnodes N (or MIN:MAX), the nodes meet through --rdzv-backend (static: node 0 serves a TCP store at "
             + "--rdzv-endpoint; etcd, zookeeper: the cluster's servers), ranks run across nodes, output is prefixed "
             + "[node1/worker5], a failing worker stops the workers on every node, and --max-restarts K restarts "
@@ -98,6 +99,13 @@ final class RunCommand implements Callable<Integer> {
       description = "After a worker fails, stop the workers on every node and restart the whole world, "
           + "up to K times (default: ${DEFAULT-VALUE}).")
   private int maxRestarts;
+
+  @Option(names = "--worker-restarts", paramLabel = "K", defaultValue = "0",
+      description = "On one node: start a worker that fails again alone, under its rank, up to K times per rank, "
+          + "while the others run on; it rejoins the running world as a new incarnation, and the launcher serves "
+          + "the workers' store (default: ${DEFAULT-VALUE}: a failure stops the group). Not with --max-restarts, "
+          + "which restarts the whole world.")
+  private int workerRestarts;
 
   @Option(names = "--local-addr", paramLabel = "ADDR",
       description = "The address other nodes reach this node's workers at (default: this host's address "
@@ -244,6 +252,13 @@ final class RunCommand implements Callable<Integer> {
     if (!noStatus && (statusPort < 0 || statusPort > 65535)) {
       throw new CommandLine.ParameterException(commandLine, "--status-port must be in 0..65535, but was " + statusPort);
     }
+    if (workerRestarts < 0) {
+      throw new CommandLine.ParameterException(commandLine, "--worker-restarts must not be negative, got " + workerRestarts);
+    }
+    if (workerRestarts > 0 && (maxRestarts > 0 || !"1".equals(nnodes))) {
+      throw new CommandLine.ParameterException(commandLine, "--worker-restarts restarts one worker on one node; it does"
+          + " not go with --nnodes or --max-restarts (which restart the whole world)");
+    }
     if (timeout != null && timeout.isZero()) {
       throw new CommandLine.ParameterException(commandLine, "--timeout must be longer than 0");
     }
@@ -273,6 +288,7 @@ final class RunCommand implements Callable<Integer> {
           .masterAddr(masterAddr)
           .terminationGrace(gracePeriod)
           .statusPort(noStatus ? -1 : statusPort)
+          .workerRestarts(workerRestarts)
           .sink(ConsoleLineSink.to(out, err, !noPrefix));
       if (masterPort != null) {
         builder.masterPort(masterPort);

@@ -27,6 +27,9 @@ import java.util.Set;
  * FERRY_APPLICATION_PACKAGES
  *                     the main class's package, and those  com.example.train
  *                     the variable named already
+ * TORCHELASTIC_USE_AGENT_STORE
+ *                     True: the launcher serves the store  True
+ *                     (only with worker restarts)
  * </pre>
  *
  * <p>A worker reads them with {@code System.getenv("RANK")}; Ferry's RPC initialisation does so
@@ -65,10 +68,13 @@ public final class WorkerEnvironment {
   public static final String FERRY_STATUS_URL = "FERRY_STATUS_URL";
   /** The application's packages (see {@code RpcBackendOptions.applicationPackages}). */
   public static final String FERRY_APPLICATION_PACKAGES = "FERRY_APPLICATION_PACKAGES";
+  /** {@code True} when the launcher serves the workers' store (with worker restarts): rank 0 is a client too. */
+  public static final String USE_AGENT_STORE = "TORCHELASTIC_USE_AGENT_STORE";
 
   /** All variables above; {@link WorkerGroupSpec.Builder#putEnv} refuses them. */
   public static final Set<String> RESERVED = Set.of(
-      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT);
+      RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK, GROUP_WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
+      USE_AGENT_STORE);
 
   private static final SecureRandom RANDOM = new SecureRandom();
 

@@ -1,5 +1,7 @@
 package dev.ferry.cli.launch;
 
+import dev.ferry.rpc.store.TcpStore;
+import dev.ferry.rpc.store.TcpStoreOptions;
 import dev.ferry.status.StatusServer;
 import dev.ferry.status.WorkerProcess;
 import java.io.IOException;
@@ -42,7 +44,9 @@ import org.slf4j.LoggerFactory;
  * <p>Lifecycle: {@code new} → {@link #start()} → {@link #awaitCompletion} (optional) → {@link
  * #close()}. The group is fail-fast, like torchrun: as soon as one worker exits with a non-zero
  * code, {@code awaitCompletion} stops the others (SIGTERM, then SIGKILL after {@link
- * WorkerGroupSpec#terminationGrace()}). Always close the group, in a {@code try}-with-resources
+ * WorkerGroupSpec#terminationGrace()}), unless the spec allows {@linkplain
+ * WorkerGroupSpec#workerRestarts() worker restarts}: then the failed worker alone is started again
+ * under its rank while the others run on, as long as its rank has restarts left. Always close the group, in a {@code try}-with-resources
  * or a shutdown hook: workers are separate processes and outlive a launcher that forgets them.
  * A launcher killed with SIGKILL cannot clean up; its workers then keep running.
  *
@@ -71,6 +75,13 @@ public final class WorkerGroup implements AutoCloseable {
   private long startNanos;
   private GroupResult result; // guarded by awaitLock
   private volatile StatusServer status;
+  /** The workers' rendezvous store when the launcher serves it (worker restarts), else null. */
+  private volatile TcpStore agentStore;
+  /** How many times each rank was started again; guarded by lock. */
+  private int[] restarts;
+  /** Workers that failed and were replaced, whose output still drains; guarded by lock. */
+  private final List<Worker> replaced = new ArrayList<>();
+  private volatile String authToken;
 
   /** Creates a group that {@link #start()} will launch. */
   public WorkerGroup(WorkerGroupSpec spec) {
@@ -90,7 +101,13 @@ public final class WorkerGroup implements AutoCloseable {
         throw new IllegalStateException("worker group is " + (state == State.CLOSED ? "closed" : "already started"));
       }
       masterPort = spec.masterPort() != 0 ? spec.masterPort() : FreePorts.pick();
-      String authToken = groupAuthToken();
+      authToken = groupAuthToken();
+      restarts = new int[spec.nproc()];
+      if (spec.workerRestarts() > 0) {
+        // No worker may hold the store that a restarted one meets the others through.
+        agentStore = TcpStore.create(TcpStoreOptions.builder().host(spec.masterAddr()).port(masterPort).server(true)
+            .authToken(reportToken(authToken)).build());
+      }
       if (spec.statusPort() >= 0) {
         status = StatusServer.start(spec.statusPort(), reportToken(authToken), spec.nproc(), this::processViews);
       }
@@ -99,16 +116,13 @@ public final class WorkerGroup implements AutoCloseable {
       int rank = 0;
       try {
         for (; rank < spec.nproc(); rank++) {
-          ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort, authToken,
-              status == null ? null : status.reportUrl(rank));
-          log.debug("rank {} command: {}", rank, builder.command());
-          Process process = builder.start();
-          started.add(Worker.started(rank, process, spec, startNanos, w -> exitSignals.release()));
+          started.add(launch(rank));
         }
       } catch (IOException | RuntimeException e) {
         state = State.CLOSED;
         ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
         closeStatusPage();
+        closeAgentStore();
         if (e instanceof IOException) {
           throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
         }
@@ -120,6 +134,69 @@ public final class WorkerGroup implements AutoCloseable {
           spec.mainClass(), spec.masterAddr(), masterPort, workers.stream().map(w -> w.process().pid()).toList());
     }
     return this;
+  }
+
+  /** Starts the process of {@code rank}. */
+  private Worker launch(int rank) throws IOException {
+    ProcessBuilder builder = WorkerCommand.forRank(spec, rank, masterPort, authToken,
+        status == null ? null : status.reportUrl(rank));
+    if (agentStore != null) {
+      builder.environment().put(WorkerEnvironment.USE_AGENT_STORE, "True");
+    }
+    log.debug("rank {} command: {}", rank, builder.command());
+    Process process = builder.start();
+    return Worker.started(rank, process, spec, startNanos, this::exited);
+  }
+
+  /** A worker exited (on a JDK thread): one that failed is started again at once if it may be. */
+  private void exited(Worker worker) {
+    if (spec.workerRestarts() > 0 && worker.exitCode() != 0 && !worker.stopRequested()) {
+      restartAlone(worker);
+    }
+    exitSignals.release();
+  }
+
+  /**
+   * Starts {@code failed}'s rank again alone, if its rank has restarts left and the group still
+   * runs; returns whether it did (or had already: both the exit callback and {@link #await} ask).
+   * The new process rejoins the running world as a new incarnation.
+   */
+  private boolean restartAlone(Worker failed) {
+    synchronized (lock) {
+      int rank = failed.rank();
+      if (workers.isEmpty()) {
+        return false; // the group did not start
+      }
+      if (workers.get(rank) != failed) {
+        return true;
+      }
+      if (state != State.RUNNING || restarts[rank] >= spec.workerRestarts()) {
+        return false;
+      }
+      restarts[rank]++;
+      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), the others"
+          + " run on", rank, failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts());
+      Worker again;
+      try {
+        again = launch(rank);
+      } catch (IOException e) {
+        log.error("rank {} could not be started again: {}", rank, e.getMessage());
+        return false;
+      }
+      List<Worker> now = new ArrayList<>(workers);
+      now.set(rank, again);
+      replaced.add(failed);
+      workers = List.copyOf(now);
+      return true;
+    }
+  }
+
+  /** How many times {@code rank} was started again after failing (worker restarts). */
+  public int restarts(int rank) {
+    requireStarted();
+    synchronized (lock) {
+      return restarts[rank];
+    }
   }
 
   /**
@@ -147,14 +224,21 @@ public final class WorkerGroup implements AutoCloseable {
    */
   private List<WorkerProcess> processViews() {
     int incarnation = 1 + Integer.parseInt(spec.env().getOrDefault("TORCHELASTIC_RESTART_COUNT", "0"));
-    return workers.stream().map(w -> new WorkerProcess(w.rank(), w.process().pid(), incarnation, !w.hasExited(),
-        w.hasExited() ? w.exitCode() : -1)).toList();
+    return workers.stream().map(w -> new WorkerProcess(w.rank(), w.process().pid(), incarnation + restarts(w.rank()),
+        !w.hasExited(), w.hasExited() ? w.exitCode() : -1)).toList();
   }
 
   /** The address of the group's live status page, when the spec asked for one and the group started. */
   public Optional<URI> statusPage() {
     StatusServer server = status;
     return server == null ? Optional.empty() : Optional.of(server.pageUri());
+  }
+
+  private void closeAgentStore() {
+    TcpStore store = agentStore;
+    if (store != null) {
+      store.close();
+    }
   }
 
   private void closeStatusPage() {
@@ -236,6 +320,9 @@ public final class WorkerGroup implements AutoCloseable {
       // half-way loses nothing and a later call sees the same history.
       while (true) {
         failure = firstFailure();
+        if (failure != null && restartAlone(failure)) {
+          continue;
+        }
         if (failure != null) {
           outcome = GroupResult.Outcome.FAILED;
           ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
@@ -291,6 +378,7 @@ public final class WorkerGroup implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     closeStatusPage();
+    closeAgentStore();
     finishAotTraining(false);
   }
 
@@ -318,7 +406,11 @@ public final class WorkerGroup implements AutoCloseable {
 
   private void awaitOutput() throws InterruptedException {
     long deadline = System.nanoTime() + OUTPUT_DRAIN.toNanos();
-    for (Worker w : workers) {
+    List<Worker> all = new ArrayList<>(workers);
+    synchronized (lock) {
+      all.addAll(replaced);
+    }
+    for (Worker w : all) {
       w.awaitOutput(deadline);
     }
   }

@@ -65,6 +65,7 @@ public final class WorkerGroupSpec {
   private final AotCache aotCache;
   private final NodePlacement placement;
   private final int statusPort;
+  private final int workerRestarts;
 
   private WorkerGroupSpec(Builder b) {
     this.nproc = b.nproc;
@@ -91,6 +92,11 @@ public final class WorkerGroupSpec {
           + " of this node do not fit in world size " + placement.worldSize());
     }
     this.statusPort = b.statusPort;
+    this.workerRestarts = b.workerRestarts;
+    if (workerRestarts > 0 && placement.multiNode()) {
+      throw new IllegalArgumentException("workerRestarts is for a group on one node (a multi-node run restarts the"
+          + " world: --max-restarts)");
+    }
   }
 
   /** Returns a builder with all defaults; {@link Builder#mainClass} must be set. */
@@ -157,6 +163,14 @@ public final class WorkerGroupSpec {
    */
   public int statusPort() {
     return statusPort;
+  }
+
+  /**
+   * How many times each rank is started again alone when its worker fails, while the others run on
+   * (0, the default: a failure stops the group). See {@link Builder#workerRestarts}.
+   */
+  public int workerRestarts() {
+    return workerRestarts;
   }
 
   /** Environment variables added to the launcher's environment for every worker. */
@@ -251,6 +265,7 @@ public final class WorkerGroupSpec {
     private AotCache aotCache;
     private NodePlacement placement;
     private int statusPort = -1;
+    private int workerRestarts;
 
     private Builder() {}
 
@@ -276,6 +291,7 @@ public final class WorkerGroupSpec {
       // the single-node default follows nproc; only a multi-node placement is kept as given
       placement = s.placement.multiNode() ? s.placement : null;
       statusPort = s.statusPort;
+      workerRestarts = s.workerRestarts;
     }
 
     /** Number of workers, at least 1 (default 1). */
@@ -430,6 +446,22 @@ public final class WorkerGroupSpec {
     /** Whether the caller writes to the workers' stdin (default false: stdin is closed). */
     public Builder pipeStdin(boolean pipeStdin) {
       this.pipeStdin = pipeStdin;
+      return this;
+    }
+
+    /**
+     * A worker that fails (exits with a non-zero code on its own, or is killed) is started again
+     * alone, under its rank, up to {@code restarts} times per rank, while the others run on; it
+     * rejoins the running world as a new incarnation of itself (see {@code RpcAgents.start}). The
+     * launcher then serves the workers' rendezvous store ({@code TORCHELASTIC_USE_AGENT_STORE=True}),
+     * so no worker holds it. A rank that fails once more than that stops the group. Default 0: a
+     * failure stops the group (torchrun's way; it restarts whole worlds instead).
+     */
+    public Builder workerRestarts(int restarts) {
+      if (restarts < 0) {
+        throw new IllegalArgumentException("workerRestarts must not be negative, got " + restarts);
+      }
+      this.workerRestarts = restarts;
       return this;
     }
 
