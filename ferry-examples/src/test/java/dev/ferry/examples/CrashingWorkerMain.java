@@ -1,14 +1,17 @@
 package dev.ferry.examples;
 
 import dev.ferry.rpc.Rpc;
+import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 
 /**
  * A 3-process scenario for {@link MultiProcessTest}: rank 2 crashes (halts without any cleanup,
- * as a killed process would) in the middle of a call; rank 0 reports what its calls saw.
+ * as a killed process would) in the middle of a call; rank 0 reports what its calls saw, and the
+ * survivors shut down gracefully without it, reporting it missing.
  */
 public final class CrashingWorkerMain {
     private CrashingWorkerMain() {
@@ -21,13 +24,6 @@ public final class CrashingWorkerMain {
 
     public static int echo(int x) {
         return x;
-    }
-
-    private static final java.util.concurrent.CountDownLatch FINISHED = new java.util.concurrent.CountDownLatch(1);
-
-    public static Boolean finish() {
-        FINISHED.countDown();
-        return Boolean.TRUE;
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -45,19 +41,13 @@ public final class CrashingWorkerMain {
                         + Duration.ofNanos(System.nanoTime() - start).toMillis() + " ms");
             }
             System.out.println("RESULT survivor " + Rpc.rpcSync("worker1", CrashingWorkerMain::echo, 5));
-            try {
-                Rpc.rpcSync("worker1", CrashingWorkerMain::finish);
-            } catch (RpcException e) {
-                // worker1 leaves (not gracefully) as soon as finish has run, so its answer may be
-                // cut off with the connection: releasing it is all this call is for.
-                if (e.code() != RpcException.Code.UNAVAILABLE) {
-                    throw e;
-                }
-            }
-        } else if (rank == 1) {
-            FINISHED.await(); // until rank 0 is done with us
         }
-        // a graceful shutdown needs every worker, and worker2 is gone
-        Rpc.shutdown(false, Duration.ZERO);
+        if (rank == 2) {
+            new CountDownLatch(1).await(); // until crash() halts this process
+        }
+        // Graceful among the survivors: worker2 is known lost, so nobody waits for it.
+        RpcAgent agent = Rpc.current();
+        Rpc.shutdown();
+        System.out.println("RESULT missing " + agent.getDebugInfo().get("agent.shutdown.missing"));
     }
 }

@@ -103,5 +103,8 @@ class MultiProcessTest {
         assertThat(result.succeeded()).as(result.summary() + "\n" + String.join("\n", lines)).isTrue();
         assertThat(lines).anyMatch(l -> l.startsWith("0|RESULT crash-call UNAVAILABLE"));
         assertThat(lines).contains("0|RESULT survivor 5");
+        // The survivors shut down gracefully without it, and say so.
+        assertThat(lines).anyMatch(l -> l.startsWith("0|RESULT missing worker2"));
+        assertThat(lines).anyMatch(l -> l.startsWith("1|RESULT missing worker2"));
     }
 }
