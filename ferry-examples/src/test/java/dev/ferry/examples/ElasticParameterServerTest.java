@@ -24,7 +24,8 @@ import org.junit.jupiter.api.Timeout;
  * worker2 is killed (SIGKILL, as {@code kill -9}) mid-training and started again alone; the other trainers go on
  * meanwhile, the new worker2 resumes its shard where the server had it, and the held-out loss keeps
  * falling. Prints how long the server took to find the death, how long the trainer took to rejoin,
- * and how much work was lost.
+ * and how much work was lost. Then the replicated server: its primary is killed, the trainers go on
+ * against the replica, which takes over, and the restarted primary catches up as its replica.
  */
 @Timeout(180)
 class ElasticParameterServerTest {
@@ -37,16 +38,7 @@ class ElasticParameterServerTest {
     @Test
     void aKilledTrainerIsStartedAgainAloneAndResumesWhileTheOthersTrainOn() throws Exception {
         List<Line> lines = new CopyOnWriteArrayList<>();
-        LineSink sink = (rank, stream, text) -> lines.add(new Line(rank, text, System.nanoTime()));
-        WorkerGroupSpec spec = WorkerGroupSpec.builder()
-                .nproc(4)
-                .mainClass(ElasticParameterServer.class.getName())
-                .args(List.of("1200"))
-                .classpath(System.getProperty("java.class.path"))
-                .workerRestarts(1)
-                .sink(sink)
-                .build();
-        try (WorkerGroup group = new WorkerGroup(spec).start()) {
+        try (WorkerGroup group = new WorkerGroup(spec(4, List.of("1200"), lines)).start()) {
             awaitLine(lines, 2, l -> l.startsWith("STEP 100 "));
             Process old = group.process(2);
             long oldPid = old.pid();
@@ -90,6 +82,60 @@ class ElasticParameterServerTest {
                     TimeUnit.NANOSECONDS.toMillis(detected - killed), resumedAt,
                     TimeUnit.NANOSECONDS.toMillis(resumed.nanos() - killed), lastOldStep, othersAtResume - othersAtKill);
         }
+    }
+
+    @Test
+    void theReplicatedServerGoesOnWhenItsPrimaryIsKilledAndTheRestartedOneCatchesUp() throws Exception {
+        List<Line> lines = new CopyOnWriteArrayList<>();
+        try (WorkerGroup group = new WorkerGroup(spec(5, List.of("3000", "replicated"), lines)).start()) {
+            awaitLine(lines, 2, l -> l.startsWith("STEP 25 "));
+            Process primary = group.process(0);
+            long killed = System.nanoTime();
+            primary.destroyForcibly(); // SIGKILL the primary server
+            assertThat(primary.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+            awaitLine(lines, 1, l -> l.startsWith("PRIMARY after worker0 was lost"));
+            awaitLine(lines, 0, l -> l.startsWith("REPLICA OF worker1 AT "));
+            GroupResult result = group.awaitCompletion(Duration.ofSeconds(120));
+            String transcript = result.summary() + "\n" + transcript(lines);
+            assertThat(result.succeeded()).as(transcript).isTrue();
+            assertThat(group.restarts(0)).isEqualTo(1);
+            for (int rank = 2; rank <= 4; rank++) {
+                int r = rank;
+                assertThat(lines).as(transcript).anyMatch(l -> l.rank() == r && l.text().startsWith("STEP 3000 "));
+                assertThat(lines).as(transcript).anyMatch(l -> l.rank() == r && l.text().startsWith("FAILOVER TO worker1"));
+            }
+            // The loss keeps falling on the server that took over.
+            List<Double> afterTakeover = lines.stream().filter(l -> l.rank() == 1 && l.text().startsWith("EVAL "))
+                    .map(l -> Double.parseDouble(l.text().split(" ")[2])).toList();
+            assertThat(afterTakeover).as(transcript).hasSizeGreaterThan(2);
+            assertThat(afterTakeover.getLast()).as("held-out loss at the end vs right after the takeover")
+                    .isLessThan(afterTakeover.getFirst());
+            // Both servers end with every step of every shard.
+            assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 0 && l.text().startsWith("RESULT 9000 updates"));
+            assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 1 && l.text().startsWith("RESULT 9000 updates"));
+
+            long failover = first(lines, 2, l -> l.startsWith("FAILOVER TO worker1")).nanos();
+            long promoted = first(lines, 1, l -> l.startsWith("PRIMARY")).nanos();
+            long caughtUp = first(lines, 0, l -> l.startsWith("REPLICA OF worker1 AT ")).nanos();
+            System.out.printf(Locale.ROOT, "ElasticParameterServer (replicated): worker2 failed over %d ms after the"
+                            + " primary's SIGKILL, worker1 took over %d ms after it, the restarted worker0 was its"
+                            + " replica again %d ms after it%n", TimeUnit.NANOSECONDS.toMillis(failover - killed),
+                    TimeUnit.NANOSECONDS.toMillis(promoted - killed), TimeUnit.NANOSECONDS.toMillis(caughtUp - killed));
+        }
+    }
+
+    /** The example on {@code nproc} JVMs with one restart per rank, its lines collected in {@code lines}. */
+    private static WorkerGroupSpec spec(int nproc, List<String> args, List<Line> lines) {
+        LineSink sink = (rank, stream, text) -> lines.add(new Line(rank, text, System.nanoTime()));
+        return WorkerGroupSpec.builder()
+                .nproc(nproc)
+                .mainClass(ElasticParameterServer.class.getName())
+                .args(args)
+                .classpath(System.getProperty("java.class.path"))
+                .workerRestarts(1)
+                .sink(sink)
+                .build();
     }
 
     /** Waits, bounded, until worker {@code rank} printed a line that passes {@code test}. */

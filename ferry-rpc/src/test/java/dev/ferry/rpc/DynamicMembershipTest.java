@@ -189,6 +189,27 @@ class DynamicMembershipTest {
     }
 
     @Test
+    void aWorkerThatComesBackToAFixedSizeWorldThatEndedIsToldSo() throws Exception {
+        List<CompletableFuture<RpcAgent>> starting = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            int r = rank;
+            starting.add(CompletableFuture.supplyAsync(() -> start(r, 2)));
+        }
+        List<CompletableFuture<Void>> shutdowns = new ArrayList<>();
+        for (CompletableFuture<RpcAgent> agent : starting) {
+            RpcAgent started = agent.get(60, TimeUnit.SECONDS);
+            shutdowns.add(CompletableFuture.runAsync(() -> started.shutdown(true, STEP)));
+        }
+        for (CompletableFuture<Void> shutdown : shutdowns) {
+            shutdown.get(60, TimeUnit.SECONDS);
+        }
+        assertThatThrownBy(() -> start(1, 2)).isInstanceOfSatisfying(RpcException.class, e -> {
+            assertThat(e.code()).isEqualTo(RpcException.Code.RENDEZVOUS_FAILED);
+            assertThat(e.getMessage()).contains("has ended", "worker0");
+        });
+    }
+
+    @Test
     void aFixedSizeWorldRefusesNewcomersAndAWorldWithoutOneRefusesAFixedSize() throws Exception {
         RpcAgent zero = start(0, 0);
         assertThatThrownBy(() -> start(1, 2)).isInstanceOfSatisfying(RpcException.class, e -> {

@@ -273,7 +273,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     /**
      * A late joiner introduces itself to every member rendezvous found (its Hello admits it there)
      * and waits for each to answer; one that does not (a registration its crashed worker left
-     * behind) is dropped from the members.
+     * behind) is dropped from the members. A restarted worker of a fixed-size world that reaches
+     * none of its members fails: that world has ended.
      */
     private void greetMembers(Duration timeout) {
         Duration bound = options.heartbeatTimeout().isZero() ? timeout : options.heartbeatTimeout();
@@ -292,6 +293,11 @@ public final class DefaultRpcAgent implements RpcAgent {
                 membership.dropUnreachable(member.name(), "did not answer when " + self.name() + " joined");
             }
         });
+        if (!dynamic && !greetings.isEmpty() && membership.directory().size() == 1) {
+            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, self.name() + " came back to a world of "
+                    + (greetings.size() + 1) + " workers that has ended: none of " + greetings.keySet().stream()
+                    .map(WorkerInfo::name).toList() + " answered");
+        }
     }
 
     /**
