@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ferry.cli.launch.TestWorkers;
 import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailFirstAttempt;
+import dev.ferry.cli.testworkers.FailOnceAlone;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import java.io.ByteArrayOutputStream;
@@ -153,6 +154,18 @@ class FerryCliTest {
     assertThat(code).as(err()).isZero();
     assertThat(err()).contains("failed with exit code 5", "restarting the world (restart 1 of 1)");
     assertThat(out()).contains("[0] attempt 1 rank 0 of 2", "[1] attempt 1 rank 1 of 2");
+  }
+
+  @Test
+  void workerRestartsStartAFailedWorkerAgainAloneWhileTheOthersRunOn(@TempDir Path dir) {
+    int code = run("--nproc", "2", "--worker-restarts", "1", FailOnceAlone.class.getName(), dir.toString());
+    assertThat(code).as(err() + out()).isZero();
+    assertThat(out()).contains("[1] rank 1 started again", "[0] rank 0 ran once, through rank 1's restart");
+
+    assertThat(ferry("run", "--worker-restarts", "1", "--max-restarts", "1", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--worker-restarts restarts one worker on one node");
+    assertThat(ferry("run", "--worker-restarts", "-1", "a.B")).isEqualTo(2);
+    assertThat(err()).contains("--worker-restarts must not be negative");
   }
 
   @Test
