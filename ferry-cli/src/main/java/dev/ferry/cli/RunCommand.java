@@ -73,8 +73,8 @@ final class RunCommand implements Callable<Integer> {
 
   @Option(names = "--nnodes", paramLabel = "N|MIN:MAX", defaultValue = "1",
       description = "Number of nodes (hosts) of the job, each running 'ferry run' with the same rendezvous options; "
-          + "MIN:MAX with etcd or zookeeper starts once MIN nodes arrived and waits 30 s more for up to MAX "
-          + "(default: ${DEFAULT-VALUE}).")
+          + "MIN:MAX with etcd or zookeeper starts once MIN nodes arrived and waits 30 s more for up to MAX; "
+          + "a node that arrives later restarts the world with it, up to MAX (default: ${DEFAULT-VALUE}).")
   private String nnodes;
 
   @Option(names = "--node-rank", paramLabel = "R", defaultValue = "0",

@@ -24,9 +24,11 @@ import java.util.regex.Pattern;
  * @param localAddress the address other nodes reach this node's workers at, or null: the address
  *     this host uses to reach the endpoint
  * @param authToken the job's token (static store and workers), or null on a single node
+ * @param lastCall with {@code MIN:MAX} nodes, how long a round stays open for more once MIN have
+ *     arrived ({@link #LAST_CALL}, torchrun's 30 s, unless given)
  */
 public record JobRendezvousSpec(RendezvousBackend backend, String endpoint, String runId, int minNodes, int maxNodes,
-                                int nodeRank, String localAddress, String authToken) {
+                                int nodeRank, String localAddress, String authToken, Duration lastCall) {
   private static final Pattern RUN_ID = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
   /** How long a launcher waits for the other nodes of a round to arrive. */
   public static final Duration JOIN_TIMEOUT = Duration.ofMinutes(10);
@@ -35,8 +37,15 @@ public record JobRendezvousSpec(RendezvousBackend backend, String endpoint, Stri
   /** How long a node whose workers succeeded waits for the other nodes to finish. */
   public static final Duration EXIT_BARRIER = Duration.ofMinutes(5);
 
+  /** A job whose rounds stay open {@link #LAST_CALL} for more nodes. */
+  public JobRendezvousSpec(RendezvousBackend backend, String endpoint, String runId, int minNodes, int maxNodes,
+                           int nodeRank, String localAddress, String authToken) {
+    this(backend, endpoint, runId, minNodes, maxNodes, nodeRank, localAddress, authToken, LAST_CALL);
+  }
+
   public JobRendezvousSpec {
     Objects.requireNonNull(backend, "backend");
+    Objects.requireNonNull(lastCall, "lastCall");
     Objects.requireNonNull(endpoint, "endpoint");
     if (!RUN_ID.matcher(runId).matches()) {
       throw new IllegalArgumentException("--rdzv-id must be 1-64 letters, digits, '_', '.' or '-', got '" + runId + "'");

@@ -13,7 +13,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * One node's part of a job that may span several nodes, torchrun's elastic agent: meet the other
  * launchers ({@link NodeRendezvous}), start this node's workers at their global ranks, stop them
  * when a worker anywhere fails, and, while {@code maxRestarts} allows, restart the whole world in a
- * new round (every node stops its workers and joins again; torchrun does the same).
+ * new round (every node stops its workers and joins again; torchrun does the same). With {@code
+ * MIN:MAX} nodes, a node that arrives after a round started (and finds room) ends that round the
+ * same way and the world restarts with it; such a round is not counted as a restart.
  *
  * <pre>
  * MultiNodeRun run = new MultiNodeRun(rendezvousSpec, workerSpec, 3, null, System.out, System.err);
@@ -91,6 +93,7 @@ public final class MultiNodeRun implements AutoCloseable {
   }
 
   private int rounds() {
+    int restarts = 0; // rounds after a failure; a round that grows the world (a node arrived) is not one
     for (int round = 0; ; round++) {
       NodeRendezvous.RoundPlan plan;
       try {
@@ -99,31 +102,37 @@ public final class MultiNodeRun implements AutoCloseable {
         err.println("ferry run: " + e.getMessage());
         return EXIT_RENDEZVOUS_FAILED;
       }
+      round = plan.round(); // a node that arrived late joins the round that takes it
       if (round == 0 || plan.slot() == 0) {
         err.println("ferry run: node " + plan.slot() + " of " + plan.placement().nodes() + ", ranks "
             + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
-            + plan.placement().worldSize() + (round > 0 ? " (restart " + round + " of " + maxRestarts + ")" : ""));
+            + plan.placement().worldSize() + (restarts > 0 ? " (restart " + restarts + " of " + maxRestarts + ")" : ""));
       }
-      NodeRendezvous.RoundOutcome outcome = runRound(plan);
+      NodeRendezvous.RoundOutcome outcome = runRound(plan, restarts);
       rendezvous.leave(plan);
       if (outcome.succeeded()) {
         return 0;
       }
       err.println("ferry run: " + outcome.description());
-      if (closed || round >= maxRestarts) {
+      if (outcome.grows() && !closed) {
+        err.println("ferry run: restarting the world with the new node");
+        continue;
+      }
+      if (closed || restarts >= maxRestarts) {
         return outcome.exitCode();
       }
-      err.println("ferry run: restarting the world (restart " + (round + 1) + " of " + maxRestarts + ")");
+      restarts++;
+      err.println("ferry run: restarting the world (restart " + restarts + " of " + maxRestarts + ")");
     }
   }
 
-  private NodeRendezvous.RoundOutcome runRound(NodeRendezvous.RoundPlan plan) {
+  private NodeRendezvous.RoundOutcome runRound(NodeRendezvous.RoundPlan plan, int restarts) {
     NodePlacement placement = plan.placement();
     WorkerGroupSpec.Builder spec = workers.toBuilder()
         .placement(placement)
         .masterAddr(plan.masterAddr())
         .masterPort(plan.masterPort())
-        .putEnv("TORCHELASTIC_RESTART_COUNT", Integer.toString(plan.round()))
+        .putEnv("TORCHELASTIC_RESTART_COUNT", Integer.toString(restarts))
         .putEnv("TORCHELASTIC_MAX_RESTARTS", Integer.toString(maxRestarts))
         .putEnv("TORCHELASTIC_RUN_ID", rendezvousSpec.runId())
         .sink(ConsoleLineSink.labelled(out, err, placement::label));

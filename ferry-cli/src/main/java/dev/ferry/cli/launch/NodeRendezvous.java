@@ -27,6 +27,9 @@ import java.util.function.Consumer;
  *
  * <pre>
  *   join(round)      slot = node rank (static) or add("r/joined", 1) - 1 (by arrival)
+ *                    a node that finds the round started without it, with room for more (MIN:MAX), sets
+ *                    "r/over" = "grow": every node stops its workers and all meet in the next round
+ *                    (torchrun's way to take a node that arrives late; not counted as a restart)
  *                    set "r/node/slot" = "address|nproc|master port"     (ephemeral where the store has sessions)
  *                    slot 0 (dynamic) closes the round: "r/closed" = nodes, once MAX arrived or MIN
  *                    arrived and the last call passed; static rounds hold exactly N
@@ -54,18 +57,25 @@ public final class NodeRendezvous implements AutoCloseable {
                           String localAddress) {
   }
 
-  /** How a round ended for the whole job: success, or the first failure with its exit code. */
-  public record RoundOutcome(boolean succeeded, int exitCode, String description) {
+  /**
+   * How a round ended for the whole job: success, the first failure with its exit code, or (grows)
+   * a node arrived late and the world restarts with it.
+   */
+  public record RoundOutcome(boolean succeeded, int exitCode, String description, boolean grows) {
+    RoundOutcome(boolean succeeded, int exitCode, String description) {
+      this(succeeded, exitCode, description, false);
+    }
+
     static RoundOutcome parse(String text) {
       if (text.equals("ok")) {
         return new RoundOutcome(true, 0, "all nodes succeeded");
       }
       String[] parts = text.split("\\|", 3);
-      return new RoundOutcome(false, Integer.parseInt(parts[1]), parts[2]);
+      return new RoundOutcome(false, Integer.parseInt(parts[1]), parts[2], parts[0].equals("grow"));
     }
 
     String encode() {
-      return succeeded ? "ok" : "failed|" + exitCode + "|" + description;
+      return succeeded ? "ok" : (grows ? "grow|" : "failed|") + exitCode + "|" + description;
     }
   }
 
@@ -126,14 +136,31 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /**
-   * Joins round {@code round} with {@code nproc} workers and returns once the round's nodes are
-   * known.
+   * Joins round {@code round}, or a later one, with {@code nproc} workers and returns once the
+   * round's nodes are known ({@link RoundPlan#round()} says which). A node that finds a round
+   * started without it and with room for more (MIN:MAX) has that round end for every node and joins
+   * the next one with them; one that finds a round over joins the next.
    *
-   * @throws RpcException RENDEZVOUS_FAILED if the round does not form in time or closed without this node
+   * @throws RpcException RENDEZVOUS_FAILED if the round does not form in time, already has its MAX
+   *     nodes, or the job finished before this node arrived
    */
   public RoundPlan join(int round, int nproc) {
+    for (int r = round; ; r++) {
+      RoundPlan plan = tryJoin(r, nproc);
+      if (plan != null) {
+        return plan;
+      }
+    }
+  }
+
+  /** Joins round {@code round}; null when it started without this node and the next one is the place. */
+  private RoundPlan tryJoin(int round, int nproc) {
     String r = "r" + round + "/";
     int slot = spec.backend().dynamic() ? (int) (store.add(r + "joined", 1) - 1) : spec.nodeRank();
+    if (spec.backend().dynamic() && store.check(List.of(r + "closed"))
+        && slot >= Integer.parseInt(new String(store.get(r + "closed"), UTF_8))) {
+      return arrivedLate(round, Integer.parseInt(new String(store.get(r + "closed"), UTF_8)));
+    }
     if (slot >= spec.maxNodes()) {
       throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
           + " already has its " + spec.maxNodes() + " nodes (--nnodes); this node is one too many");
@@ -147,8 +174,8 @@ public final class NodeRendezvous implements AutoCloseable {
     }
     int nodes = spec.backend().dynamic() ? closedSize(r, slot) : spec.maxNodes();
     if (slot >= nodes) {
-      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
-          + " started with " + nodes + " nodes before this node arrived");
+      store.deleteKey(r + "node/" + slot);
+      return arrivedLate(round, nodes);
     }
     List<String> keys = new ArrayList<>();
     for (int i = 0; i < nodes; i++) {
@@ -178,6 +205,28 @@ public final class NodeRendezvous implements AutoCloseable {
         Integer.parseInt(master[2]), localAddress);
   }
 
+  /**
+   * This node found round {@code round} started with {@code nodes} nodes without it: if there is
+   * room, the round ends for every node ("grow") and this node meets them in the next; if the round
+   * is over already, the next is the place too, unless the job finished.
+   */
+  private RoundPlan arrivedLate(int round, int nodes) {
+    String over = "r" + round + "/over";
+    if (nodes >= spec.maxNodes()) {
+      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+          + " already has its " + spec.maxNodes() + " nodes (--nnodes); this node is one too many");
+    }
+    RoundOutcome grow = new RoundOutcome(false, 0, "a node arrived at " + localAddress + " after round " + round
+        + " started with " + nodes + " node" + (nodes == 1 ? "" : "s"), true);
+    RoundOutcome outcome = RoundOutcome.parse(new String(store.compareSet(over, new byte[0],
+        grow.encode().getBytes(UTF_8)), UTF_8));
+    if (!outcome.grows()) { // the round had ended otherwise: the job may be over, this node must not run it alone
+      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+          + " ended before this node arrived (" + outcome.description() + ")");
+    }
+    return null;
+  }
+
   /** The number of nodes round {@code r} started with; slot 0 decides it, the others wait for it. */
   private int closedSize(String r, int slot) {
     if (slot == 0) {
@@ -187,7 +236,7 @@ public final class NodeRendezvous implements AutoCloseable {
         long arrived = store.add(r + "joined", 0);
         long now = System.nanoTime();
         if (arrived >= spec.minNodes() && lastCallEnds == Long.MAX_VALUE) {
-          lastCallEnds = spec.minNodes() == spec.maxNodes() ? now : now + JobRendezvousSpec.LAST_CALL.toNanos();
+          lastCallEnds = spec.minNodes() == spec.maxNodes() ? now : now + spec.lastCall().toNanos();
         }
         if (arrived >= spec.maxNodes() || now - lastCallEnds >= 0) {
           // nodes counted in but not yet registered are waited for below, like the others
