@@ -283,7 +283,9 @@ public interface RpcAgent extends AutoCloseable {
 
     /**
      * Gathers one value from every worker: returns worker name to value, the same map on every
-     * worker. Every worker must call it; calls line up in the order each worker makes them.
+     * worker. Every worker must call it; calls line up in the order each worker makes them. A
+     * worker that joined a running world (world size 0, or a restarted incarnation) did not see
+     * the gathers before it, so it gets {@link RpcException.Code#ILLEGAL_STATE}: name the workers.
      */
     Map<String, Object> allGather(Object value);
 

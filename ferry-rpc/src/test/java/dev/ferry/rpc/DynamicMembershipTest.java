@@ -105,6 +105,20 @@ class DynamicMembershipTest {
             }
         }
         assertThat(heard).contains("joined worker2", "joined worker3").noneMatch(line -> line.startsWith("lost"));
+        // Whole-group gathers count from the group's start, which joiners did not see: refused,
+        // saying what works instead; gathers over named workers do.
+        assertThatThrownBy(() -> one.allGather(1)).isInstanceOfSatisfying(RpcException.class, e -> {
+            assertThat(e.code()).isEqualTo(RpcException.Code.ILLEGAL_STATE);
+            assertThat(e.getMessage()).contains("name the workers");
+        });
+        List<CompletableFuture<java.util.Map<String, Object>>> gathers = new ArrayList<>();
+        for (RpcAgent agent : all) {
+            gathers.add(CompletableFuture.supplyAsync(() -> agent.allGather(agent.getWorkerInfo().id(),
+                    List.of("worker0", "worker1", "worker2", "worker3"), STEP)));
+        }
+        for (CompletableFuture<java.util.Map<String, Object>> gather : gathers) {
+            assertThat(gather.get(60, TimeUnit.SECONDS)).containsEntry("worker0", 0).containsEntry("worker3", 3);
+        }
     }
 
     @Test

@@ -87,7 +87,16 @@ final class AllGathers {
     Map<String, Object> run(Object value, Collection<String> workerNames, Duration timeout) {
         WorkerDirectory directory = agent.directory();
         List<WorkerInfo> named = workerNames == null ? null : named(directory, workerNames);
-        boolean group = named == null || named.size() == directory.size();
+        boolean changes = agent.joinedRunningWorld();
+        if (named == null && changes) {
+            // Whole-group gathers line up by count since the group formed, which a worker that
+            // joined later did not see: it would be answered another gather's values.
+            throw new RpcException(RpcException.Code.ILLEGAL_STATE, directory.self().name() + " joined a running world ("
+                    + (agent.worldWithoutFixedSize() ? "without a fixed size" : "as a restarted incarnation")
+                    + "): a gather over the whole group needs workers that formed it together; name the workers"
+                    + " (allGather(value, workerNames, timeout), barrier(workerNames))");
+        }
+        boolean group = named == null || (named.size() == directory.size() && !changes);
         return gather(group ? GROUP : String.join(",", names(named)), group ? null : named, value, timeout);
     }
 

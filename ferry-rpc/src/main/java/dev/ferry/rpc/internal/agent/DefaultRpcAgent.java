@@ -345,6 +345,16 @@ public final class DefaultRpcAgent implements RpcAgent {
         return late;
     }
 
+    /** Whether this worker joined a world that ran already: a restart, or a world without a fixed size. */
+    boolean joinedRunningWorld() {
+        return late || dynamic;
+    }
+
+    /** Whether this worker's world has no fixed size (it started with world size 0). */
+    boolean worldWithoutFixedSize() {
+        return dynamic;
+    }
+
     long incarnation() {
         return incarnation;
     }
