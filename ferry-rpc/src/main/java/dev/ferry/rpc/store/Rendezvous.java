@@ -2,6 +2,7 @@ package dev.ferry.rpc.store;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.NetworkExposure;
 import dev.ferry.rpc.internal.store.InitMethodUrl;
 import dev.ferry.rpc.internal.store.SchedulerEnvironment;
@@ -84,8 +85,10 @@ public final class Rendezvous {
     private final String authToken;
     private final SSLContext tls;
     private final boolean allowUnauthenticatedNetwork;
+    private final Duration stallTimeout;
 
     private Rendezvous(Builder builder) {
+        this.stallTimeout = builder.stallTimeout;
         this.authToken = builder.authToken;
         this.tls = builder.tls;
         this.allowUnauthenticatedNetwork = builder.allowUnauthenticatedNetwork;
@@ -204,7 +207,8 @@ public final class Rendezvous {
                     allowUnauthenticatedNetwork);
         }
         return TcpStore.create(TcpStoreOptions.builder()
-                .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).tls(tls).build());
+                .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).tls(tls)
+                .stallTimeout(stallTimeout).build());
     }
 
     /** Resolves one connect() call's settings and words its errors as PyTorch does. */
@@ -295,6 +299,7 @@ public final class Rendezvous {
         private String authToken;
         private SSLContext tls;
         private boolean allowUnauthenticatedNetwork;
+        private Duration stallTimeout = ConnectionLimits.DEFAULT_STALL_TIMEOUT;
 
         private Builder() {
         }
@@ -361,6 +366,12 @@ public final class Rendezvous {
          */
         public Builder allowUnauthenticatedNetwork(boolean allow) {
             this.allowUnauthenticatedNetwork = allow;
+            return this;
+        }
+
+        /** How long rank 0's tcp:// or env:// store lets a client stall mid-frame ({@link TcpStoreOptions#stallTimeout()}). */
+        public Builder stallTimeout(Duration value) {
+            this.stallTimeout = Objects.requireNonNull(value, "stallTimeout");
             return this;
         }
 

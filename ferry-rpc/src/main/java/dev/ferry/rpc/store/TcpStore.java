@@ -1,6 +1,7 @@
 package dev.ferry.rpc.store;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import dev.ferry.rpc.internal.store.StoreClient;
@@ -69,7 +70,10 @@ public final class TcpStore implements Store {
             return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), options.timeout(),
                     auth, options.tls()), null), options.timeout());
         }
-        TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth, options.tls()));
+        ConnectionLimits limits = new ConnectionLimits(PeerAuthentication.DEFAULT_TIMEOUT, options.stallTimeout(),
+                ConnectionLimits.DEFAULT_MAX_PENDING_HANDSHAKES);
+        TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth, options.tls(),
+                limits));
         try {
             StoreClient client = StoreClient.connect(options.host(), server.port(), options.timeout(), auth, options.tls());
             return new TcpStore(new Connection(client, server), options.timeout());

@@ -2,6 +2,7 @@ package dev.ferry.rpc.store;
 
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.store.StoreArguments;
 import java.time.Duration;
@@ -32,8 +33,10 @@ public final class TcpStoreOptions {
     private final Duration timeout;
     private final String authToken;
     private final SSLContext tls;
+    private final Duration stallTimeout;
 
     private TcpStoreOptions(Builder builder) {
+        this.stallTimeout = builder.stallTimeout;
         this.host = builder.host;
         this.port = builder.port;
         this.server = builder.server;
@@ -84,6 +87,14 @@ public final class TcpStoreOptions {
         return tls;
     }
 
+    /**
+     * How long the server lets a client stall in the middle of a frame (less than 1 MiB of it, or no
+     * frame finished, within this time twice in a row) before it closes the connection.
+     */
+    public Duration stallTimeout() {
+        return stallTimeout;
+    }
+
     /** A copy with a different {@link #timeout()}. */
     public TcpStoreOptions withTimeout(Duration timeout) {
         return toBuilder().timeout(timeout).build();
@@ -91,7 +102,8 @@ public final class TcpStoreOptions {
 
     /** A builder starting from these options. */
     public Builder toBuilder() {
-        return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken).tls(tls);
+        return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken).tls(tls)
+                .stallTimeout(stallTimeout);
     }
 
     @Override
@@ -108,8 +120,19 @@ public final class TcpStoreOptions {
         private Duration timeout = DEFAULT_TIMEOUT;
         private String authToken;
         private SSLContext tls;
+        private Duration stallTimeout = ConnectionLimits.DEFAULT_STALL_TIMEOUT;
 
         private Builder() {
+        }
+
+        /** Default 30 s; must be positive (see {@link TcpStoreOptions#stallTimeout()}). */
+        public Builder stallTimeout(Duration value) {
+            Objects.requireNonNull(value, "stallTimeout");
+            if (value.isNegative() || value.isZero()) {
+                throw new RpcException(Code.INVALID_ARGUMENT, "stallTimeout must be positive, got " + value);
+            }
+            this.stallTimeout = value;
+            return this;
         }
 
         /**

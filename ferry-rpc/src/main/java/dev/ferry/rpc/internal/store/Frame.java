@@ -11,7 +11,9 @@ import java.io.IOException;
 public record Frame(int id, byte type, FrameReader body) {
 
     /**
-     * Reads one frame, rejecting a length outside {@code 5..maxFrameBytes} before allocating it.
+     * Reads one frame, rejecting a length outside {@code 5..maxFrameBytes} before reading further.
+     * The body's memory grows as its bytes arrive: a peer that claims a long frame and sends little
+     * of it costs what it sent, not what it claimed.
      *
      * @throws EOFException if the stream ends cleanly before a new frame starts
      * @throws ProtocolException if the length is out of range
@@ -29,8 +31,11 @@ public record Frame(int id, byte type, FrameReader body) {
         }
         int id = in.readInt();
         byte type = in.readByte();
-        byte[] body = new byte[length - StoreProtocol.HEADER_BYTES];
-        in.readFully(body);
+        int bodyBytes = length - StoreProtocol.HEADER_BYTES;
+        byte[] body = in.readNBytes(bodyBytes);
+        if (body.length < bodyBytes) {
+            throw new EOFException("connection closed in the middle of a frame of " + length + " bytes");
+        }
         return new Frame(id, type, new FrameReader(body));
     }
 }

@@ -2,13 +2,17 @@ package dev.ferry.rpc.internal.store;
 
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.observe.RateLimitedLog;
 import dev.ferry.rpc.internal.security.BlockingAuthExchange;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
+import dev.ferry.rpc.internal.security.StallDetector;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.DataInputStream;
 import java.io.EOFException;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -19,6 +23,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
@@ -33,6 +40,13 @@ import org.slf4j.LoggerFactory;
  * quick ones inline and hands each request that must wait for keys to a waiter thread, so a parked
  * GET never holds up the connection's other requests.
  *
+ * <p>What a client costs is bounded by {@link ConnectionLimits}: until its HELLO and, with a token,
+ * its authentication are through, the reader reads only those few bytes ({@link
+ * StoreProtocol#MAX_HELLO_BYTES}), and the handshake must end within the limits' timeout or the
+ * connection is closed (the deadline runs on the server's scheduler, so a client trickling a byte
+ * at a time cannot stretch it). Afterwards a frame's memory grows as its bytes arrive, and a
+ * client in the middle of a frame that makes too little progress is closed.
+ *
  * <pre>
  *  socket ──▶ reader thread ──┬─ SET/ADD/CHECK/... ─▶ KeyValueTable ─▶ reply
  *                             └─ GET/WAIT (key missing) ─▶ waiter thread ─ await ─▶ reply
@@ -44,7 +58,6 @@ import org.slf4j.LoggerFactory;
 final class ServerConnection {
     private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
 
-    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
     /** First byte of a TLS connection: the content type of a handshake record (RFC 8446, 5.1). */
     private static final int TLS_HANDSHAKE_RECORD = 0x16;
 
@@ -62,13 +75,36 @@ final class ServerConnection {
     private final SSLContext tls;
     /** Parked GET/WAIT requests by id, so that CANCEL can find them. */
     private final Map<Integer, ParkedWait> parked = new ConcurrentHashMap<>();
+    private final ConnectionLimits limits;
+    private final ScheduledExecutorService scheduler;
+    private final RateLimitedLog drops;
+    /** Gives back the server's handshake slot when the handshake ends (idempotent). */
+    private final Runnable handshakeSlot;
+    private final AtomicBoolean handshakeOver = new AtomicBoolean();
+    private volatile ScheduledFuture<?> watch;
+    /** What the reader took from the client so far, and where its last frame ended (for the stall watch). */
+    private volatile CountingInput received;
+    private volatile long frameEnd;
+    private volatile long frames;
+    /** The stall watch's looks (the scheduler's thread only). */
+    private final StallDetector stalls = new StallDetector();
 
     /**
-     * @param auth what the client must prove right after HELLO; null: nothing
-     * @param tls the TLS the client must speak (mutual); null: plain TCP
+     * @param auth          what the client must prove right after HELLO; null: nothing
+     * @param tls           the TLS the client must speak (mutual); null: plain TCP
+     * @param scheduler     runs the handshake deadline and the stall watch
+     * @param handshakeSlot run when the handshake ends (the server also runs it when the reader's thread
+     *                      ends, so a stranger's slot goes only with its thread)
+     * @param drops         where connections dropped for what they sent are logged
      */
     ServerConnection(Socket socket, KeyValueTable table, ThreadTracker waiters,
-                     Consumer<ServerConnection> onClose, PeerAuthentication auth, SSLContext tls) throws IOException {
+                     Consumer<ServerConnection> onClose, PeerAuthentication auth, SSLContext tls,
+                     ConnectionLimits limits, ScheduledExecutorService scheduler, Runnable handshakeSlot,
+                     RateLimitedLog drops) {
+        this.limits = limits;
+        this.scheduler = scheduler;
+        this.handshakeSlot = handshakeSlot;
+        this.drops = drops;
         this.socket = socket;
         this.auth = auth;
         this.tls = tls;
@@ -85,17 +121,24 @@ final class ServerConnection {
     /** The reader loop; returns when the peer disconnects, misbehaves or the connection is closed. */
     void serve() {
         try {
-            // A peer that connects and never says HELLO (a port scanner) must not hold a thread forever.
-            socket.setSoTimeout((int) HANDSHAKE_TIMEOUT.toMillis());
+            // A peer that connects and never finishes its handshake (a port scanner, a trickle) is
+            // closed by this deadline, whatever it sends meanwhile.
+            watch = scheduler.schedule(this::handshakeExpired, limits.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+            if (closed.get()) {
+                return; // closed before the deadline was set: nobody else cancels it
+            }
             Socket channel = tls == null ? socket : secure();
             out = new BufferedOutputStream(channel.getOutputStream());
-            serve(new DataInputStream(new BufferedInputStream(channel.getInputStream())));
+            // counted as the reader takes bytes: what a stalled frame has delivered so far
+            CountingInput counting = new CountingInput(new BufferedInputStream(channel.getInputStream()));
+            received = counting;
+            serve(new DataInputStream(counting));
         } catch (ProtocolException e) {
-            log.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
+            drops.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
         } catch (RpcException e) {
-            log.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
+            drops.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
         } catch (SSLException e) {
-            log.warn("Dropping store client {}: TLS: {}", peer, e.getMessage());
+            drops.warn("Dropping store client {}: TLS: {}", peer, e.getMessage());
         } catch (EOFException e) {
             log.debug("Store client {} disconnected", peer);
         } catch (IOException e) {
@@ -126,7 +169,7 @@ final class ServerConnection {
             return secure;
         }
         try {
-            Frame.read(new DataInputStream(new SequenceInputStream(consumed, plain)), StoreProtocol.MAX_FRAME_BYTES);
+            Frame.read(new DataInputStream(new SequenceInputStream(consumed, plain)), StoreProtocol.MAX_HELLO_BYTES);
         } catch (ProtocolException notAStoreClient) {
             // answered all the same; it may not understand
         }
@@ -144,16 +187,18 @@ final class ServerConnection {
             if (auth != null) {
                 BlockingAuthExchange.run(in, out, auth, true, "store client " + peer);
             }
-            socket.setSoTimeout(0);
+            endHandshake();
             while (!closed.get()) {
                 Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
+                frameEnd = received.position();
+                frames++;
                 dispatch(frame.id(), StoreRequest.decode(frame));
             }
         }
     }
 
     private void handshake(DataInputStream in) throws IOException {
-        Frame hello = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
+        Frame hello = Frame.read(in, StoreProtocol.MAX_HELLO_BYTES);
         if (hello.type() != StoreProtocol.OP_HELLO) {
             throw new ProtocolException("expected HELLO as first frame, got type " + hello.type());
         }
@@ -174,6 +219,41 @@ final class ServerConnection {
         // Then whether the authentication exchange follows, so a client without a token learns why it is refused.
         reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_OK).putShort(StoreProtocol.VERSION)
                 .putBoolean(auth != null).toByteArray());
+    }
+
+    /** The handshake is through: its deadline and slot go, the stall watch starts. */
+    private void endHandshake() {
+        watch.cancel(false);
+        releaseHandshakeSlot();
+        long period = limits.stallTimeout().toNanos();
+        frameEnd = received.position();
+        watch = scheduler.scheduleAtFixedRate(this::lookForStall, period, period, TimeUnit.NANOSECONDS);
+        if (closed.get()) {
+            watch.cancel(false);
+        }
+    }
+
+    private void releaseHandshakeSlot() {
+        if (handshakeOver.compareAndSet(false, true)) {
+            handshakeSlot.run();
+        }
+    }
+
+    private void handshakeExpired() {
+        if (!handshakeOver.get() && !closed.get()) {
+            drops.warn("Dropping store client {}: no handshake within {} ms", peer, limits.handshakeTimeout().toMillis());
+            close();
+        }
+    }
+
+    /** Closes a client whose frame stalled ({@link StallDetector}): half a frame, or a byte at a time. */
+    private void lookForStall() {
+        long position = received.position();
+        if (stalls.stalled(position, frames, position > frameEnd)) {
+            drops.warn("Dropping store client {}: a frame stalled ({} bytes in {} ms)", peer, position - frameEnd,
+                    limits.stallTimeout().toMillis());
+            close();
+        }
     }
 
     private void dispatch(int id, StoreRequest request) throws IOException {
@@ -312,6 +392,10 @@ final class ServerConnection {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        ScheduledFuture<?> pending = watch;
+        if (pending != null) {
+            pending.cancel(false);
+        }
         try {
             socket.close();
         } catch (IOException e) {
@@ -319,5 +403,36 @@ final class ServerConnection {
         }
         table.wakeAll();
         onClose.accept(this);
+    }
+
+    /** Counts the bytes taken through it; written by the reader thread, read by the stall watch. */
+    private static final class CountingInput extends FilterInputStream {
+        private volatile long position;
+
+        CountingInput(InputStream in) {
+            super(in);
+        }
+
+        long position() {
+            return position;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                position++;
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) throws IOException {
+            int n = super.read(buffer, offset, length);
+            if (n > 0) {
+                position += n;
+            }
+            return n;
+        }
     }
 }

@@ -53,6 +53,11 @@ public final class StoreProtocol {
     public static final short VERSION = 1;
     /** The largest frame either side accepts; larger values do not belong in a rendezvous store. */
     public static final int MAX_FRAME_BYTES = 64 * 1024 * 1024;
+    /**
+     * The largest first frame (HELLO: id, type, magic, version) the server reads before a client has
+     * introduced itself, and authenticated when there is a token: a stranger's claims cost nothing.
+     */
+    public static final int MAX_HELLO_BYTES = 64;
     /** id + type. */
     public static final int HEADER_BYTES = 5;
 

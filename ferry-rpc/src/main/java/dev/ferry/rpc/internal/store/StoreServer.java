@@ -2,6 +2,8 @@ package dev.ferry.rpc.internal.store;
 
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.observe.RateLimitedLog;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.IOException;
 import java.net.BindException;
@@ -11,7 +13,10 @@ import java.net.Socket;
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,6 +24,12 @@ import org.slf4j.LoggerFactory;
 /**
  * The TCP store server: a {@link KeyValueTable} served over a listening socket, one virtual thread
  * per connection plus one per parked wait. See {@link StoreProtocol} for the wire format.
+ *
+ * <p>Strangers cost little ({@link ConnectionLimits}): at most {@code maxPendingHandshakes}
+ * accepted connections are in their handshake at once (the acceptor waits for a slot, and further
+ * clients wait in the kernel's backlog, costing this process nothing); each reads only its HELLO's
+ * and the token exchange's few bytes, and is closed if its handshake is not through in time. One
+ * scheduler thread runs every connection's deadline and stall watch.
  *
  * <p>Shutdown order matters: parked waits are answered with SHUTDOWN first, then sockets close,
  * so a client blocked in {@code get} learns why rather than seeing a bare disconnect.
@@ -28,6 +39,8 @@ import org.slf4j.LoggerFactory;
 public final class StoreServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(StoreServer.class);
     private static final Duration JOIN_TIMEOUT = Duration.ofSeconds(5);
+    /** Strangers dropped are logged at most this often a minute; the rest counted. */
+    private static final int DROPS_LOGGED_PER_MINUTE = 20;
 
     private final ServerSocket listener;
     private final InetSocketAddress address;
@@ -40,12 +53,27 @@ public final class StoreServer implements AutoCloseable {
     private final PeerAuthentication auth;
     /** The TLS every connection is wrapped in, client certificate required; null: plain TCP. */
     private final SSLContext tls;
+    private final ConnectionLimits limits;
+    /** Free handshake slots; the acceptor takes one before each accept. */
+    private final Semaphore handshakeSlots;
+    /** Accepted connections holding a slot (the acceptor's slot, waiting in accept, is not one). */
+    private final AtomicInteger pendingHandshakes = new AtomicInteger();
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final RateLimitedLog drops = RateLimitedLog.perMinute(log, DROPS_LOGGED_PER_MINUTE);
 
-    private StoreServer(ServerSocket listener, PeerAuthentication auth, SSLContext tls) {
+    private StoreServer(ServerSocket listener, PeerAuthentication auth, SSLContext tls, ConnectionLimits limits) {
         this.listener = listener;
         this.auth = auth;
         this.tls = tls;
+        this.limits = limits;
+        this.handshakeSlots = new Semaphore(limits.maxPendingHandshakes());
         this.address = (InetSocketAddress) listener.getLocalSocketAddress();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = new Thread(runnable, "ferry-store-deadlines-" + address.getPort());
+            thread.setDaemon(true);
+            return thread;
+        });
+        scheduler.setRemoveOnCancelPolicy(true);
     }
 
     /**
@@ -68,6 +96,14 @@ public final class StoreServer implements AutoCloseable {
      * TCP): the server presents the context's certificate and requires a trusted one from each client.
      */
     public static StoreServer start(String host, int port, PeerAuthentication auth, SSLContext tls) {
+        return start(host, port, auth, tls, auth == null ? ConnectionLimits.DEFAULTS
+                : new ConnectionLimits(auth.timeout(), ConnectionLimits.DEFAULT_STALL_TIMEOUT,
+                        ConnectionLimits.DEFAULT_MAX_PENDING_HANDSHAKES));
+    }
+
+    /** As {@link #start(String, int, PeerAuthentication, SSLContext)}, within {@code limits}. */
+    public static StoreServer start(String host, int port, PeerAuthentication auth, SSLContext tls,
+                                    ConnectionLimits limits) {
         if (port < 0 || port > 65535) {
             throw new RpcException(Code.INVALID_ARGUMENT, "TcpStore port must be in 0..65535, got " + port);
         }
@@ -90,7 +126,7 @@ public final class StoreServer implements AutoCloseable {
             throw new RpcException(Code.RENDEZVOUS_FAILED,
                     "Cannot start TcpStore server on " + host + ":" + port + ": " + e, e);
         }
-        StoreServer server = new StoreServer(listener, auth, tls);
+        StoreServer server = new StoreServer(listener, auth, tls, limits);
         server.ioThreads.start("ferry-store-accept-" + server.address.getPort(), server::acceptLoop);
         log.debug("TcpStore server listening on {}", server.address);
         return server;
@@ -110,6 +146,11 @@ public final class StoreServer implements AutoCloseable {
         return ioThreads.liveCount() + waiterThreads.liveCount();
     }
 
+    /** Accepted connections still in their handshake. */
+    public int pendingHandshakes() {
+        return pendingHandshakes.get();
+    }
+
     /** GET and WAIT requests currently parked waiting for keys. */
     public int parkedRequests() {
         return table.parkedWaiters();
@@ -123,8 +164,15 @@ public final class StoreServer implements AutoCloseable {
         while (!closed.get()) {
             Socket socket;
             try {
+                handshakeSlots.acquire(); // close() gives back enough to end the wait
+                if (closed.get()) {
+                    return;
+                }
                 socket = listener.accept();
+            } catch (InterruptedException e) {
+                return;
             } catch (IOException e) {
+                handshakeSlots.release();
                 if (!closed.get()) {
                     log.error("TcpStore server on {} stopped accepting connections", address, e);
                 }
@@ -135,18 +183,29 @@ public final class StoreServer implements AutoCloseable {
     }
 
     private void register(Socket socket) {
+        AtomicBoolean slotHeld = new AtomicBoolean(true);
+        pendingHandshakes.incrementAndGet();
+        Runnable releaseSlot = () -> {
+            if (slotHeld.compareAndSet(true, false)) {
+                pendingHandshakes.decrementAndGet();
+                handshakeSlots.release();
+            }
+        };
         try {
             socket.setTcpNoDelay(true);
-            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth, tls);
+            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth,
+                    tls, limits, scheduler, releaseSlot, drops);
             connections.add(connection);
             // close() may have swept the set before we added to it; don't leave this one behind.
             if (closed.get()) {
                 connection.close();
                 return;
             }
-            ioThreads.start("ferry-store-conn-" + connection.peer(), connection::serve);
-        } catch (IOException e) {
+            // A stranger's slot is freed with its thread, so strangers never hold more threads than slots.
+            ioThreads.start("ferry-store-conn-" + connection.peer(), connection::serve, releaseSlot);
+        } catch (IOException | RuntimeException e) {
             log.debug("Rejected store client {}: {}", socket.getRemoteSocketAddress(), e.toString());
+            releaseSlot.run();
             closeQuietly(socket);
         }
     }
@@ -161,6 +220,7 @@ public final class StoreServer implements AutoCloseable {
             return;
         }
         closeQuietly(listener);
+        handshakeSlots.release(limits.maxPendingHandshakes()); // an acceptor waiting for a slot sees closed
         table.close();
         boolean interrupted = false;
         try {
@@ -181,6 +241,7 @@ public final class StoreServer implements AutoCloseable {
         } catch (InterruptedException e) {
             interrupted = true;
         }
+        scheduler.shutdownNow();
         if (interrupted) {
             Thread.currentThread().interrupt();
         }

@@ -13,11 +13,20 @@ public final class ThreadTracker {
 
     /** Starts {@code task} on a new virtual thread named {@code name}. */
     public Thread start(String name, Runnable task) {
+        return start(name, task, () -> { });
+    }
+
+    /**
+     * Starts {@code task} on a new virtual thread named {@code name}; {@code afterEnd} runs on it once
+     * the thread no longer counts as live, so whatever it frees never coexists with the thread.
+     */
+    public Thread start(String name, Runnable task, Runnable afterEnd) {
         Thread thread = Thread.ofVirtual().name(name).unstarted(() -> {
             try {
                 task.run();
             } finally {
                 live.remove(Thread.currentThread());
+                afterEnd.run();
             }
         });
         // Registered before start() so that a join racing with a fresh thread still sees it.

@@ -1,0 +1,75 @@
+package dev.ferry.rpc.testing;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.Socket;
+import java.net.SocketException;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** What attack tests do with raw sockets: trickle bytes, and tell whether the other end closed. */
+public final class HostileSockets {
+    private HostileSockets() {
+    }
+
+    /**
+     * Whether the other end closed {@code socket}: its reads end (what it wrote before, such as a
+     * HELLO reply, is read on the way) or are reset; false if the socket's read timeout passes first.
+     */
+    public static boolean closedByPeer(Socket socket) {
+        try {
+            InputStream in = socket.getInputStream();
+            while (in.read() >= 0) {
+                // what the peer wrote before closing
+            }
+            return true;
+        } catch (SocketException reset) {
+            return true;
+        } catch (IOException timeout) {
+            return false;
+        }
+    }
+
+    /** Starts writing {@code bytes} to {@code socket} one at a time, one every {@code every}. */
+    public static Trickle trickle(Socket socket, byte[] bytes, Duration every) {
+        return new Trickle(socket, bytes.clone(), every);
+    }
+
+    /** A byte at a time on its own thread, until every byte went, the socket closed, or {@link #close()}. */
+    public static final class Trickle implements AutoCloseable {
+        private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread trickler = new Thread(runnable, "hostile-trickle");
+            trickler.setDaemon(true); // a failed test's trickle must not keep the JVM alive
+            return trickler;
+        });
+        private final AtomicInteger sent = new AtomicInteger();
+
+        private Trickle(Socket socket, byte[] bytes, Duration every) {
+            thread.scheduleAtFixedRate(() -> {
+                int next = sent.get();
+                if (next >= bytes.length) {
+                    return;
+                }
+                try {
+                    socket.getOutputStream().write(bytes[next]);
+                    sent.incrementAndGet();
+                } catch (IOException closed) {
+                    thread.shutdown(); // the other end closed it: what the test waits for
+                }
+            }, 0, every.toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        /** Bytes written so far. */
+        public int sent() {
+            return sent.get();
+        }
+
+        @Override
+        public void close() {
+            thread.shutdownNow();
+        }
+    }
+}
