@@ -98,7 +98,8 @@ public final class RpcAgents {
                 NetworkExposure.warnIfUnauthenticated(name, authenticated);
             }
             rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls())
-                    .allowUnauthenticatedNetwork(rpcOptions.allowUnauthenticatedNetwork());
+                    .allowUnauthenticatedNetwork(rpcOptions.allowUnauthenticatedNetwork())
+                    .stallTimeout(rpcOptions.stallTimeout());
         }
         if (rank >= 0) {
             rendezvous.rank(rank);

@@ -1,5 +1,6 @@
 package dev.ferry.rpc;
 
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.SerializationExtension;
@@ -84,7 +85,12 @@ import javax.net.ssl.SSLContext;
  *       {@link RpcException.Code#INVALID_ARGUMENT} saying so. Without a token a worker logs a warning at
  *       start</td></tr>
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
- *       closed</td></tr>
+ *       closed; with or without a token, a connection this worker accepted must also have sent its HELLO by
+ *       then, and until it has, it may send only a few small frames (see {@code docs/security.md})</td></tr>
+ *   <tr><td>stallTimeout</td><td>30 s</td><td>a connection (to this worker or its rendezvous store) whose
+ *       peer is in the middle of a frame and sends less than 1 MiB of it, or finishes none, within this time
+ *       twice in a row is closed (half a frame, a byte at a time); idle connections, between frames, are
+ *       not</td></tr>
  *   <tr><td>tls</td><td>none</td><td>an {@link SSLContext} with this worker's
  *       key and the certificates it trusts ({@link TlsContexts}): every TCP connection and every
  *       connection to a {@code tcp://} or {@code env://} rendezvous store (rank 0's server and its clients) is then
@@ -190,6 +196,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final long maxQueuedRequestBytes;
     private final String authToken;
     private final Duration authTimeout;
+    private final Duration stallTimeout;
     private final boolean allowUnauthenticatedNetwork;
     private final SSLContext tls;
     private final boolean tlsVerifyHostnames;
@@ -207,6 +214,7 @@ public final class RpcBackendOptions implements BackendOptions {
         }
         this.authToken = b.authToken;
         this.authTimeout = b.authTimeout;
+        this.stallTimeout = b.stallTimeout;
         this.allowUnauthenticatedNetwork = b.allowUnauthenticatedNetwork;
         this.tls = b.tls;
         this.tlsVerifyHostnames = b.tlsVerifyHostnames;
@@ -338,6 +346,11 @@ public final class RpcBackendOptions implements BackendOptions {
         return authTimeout;
     }
 
+    /** How long a connection may stall in the middle of a frame before it is closed (see the table above). */
+    public Duration stallTimeout() {
+        return stallTimeout;
+    }
+
     /** Whether this worker may listen on a non-loopback address with neither a token nor TLS. */
     public boolean allowUnauthenticatedNetwork() {
         return allowUnauthenticatedNetwork;
@@ -413,6 +426,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private long maxQueuedRequestBytes = 256L << 20;
         private String authToken;
         private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
+        private Duration stallTimeout = ConnectionLimits.DEFAULT_STALL_TIMEOUT;
         private boolean allowUnauthenticatedNetwork;
         private SSLContext tls;
         private boolean tlsVerifyHostnames;
@@ -446,6 +460,7 @@ public final class RpcBackendOptions implements BackendOptions {
             maxQueuedRequestBytes = o.maxQueuedRequestBytes;
             authToken = o.authToken;
             authTimeout = o.authTimeout;
+            stallTimeout = o.stallTimeout;
             allowUnauthenticatedNetwork = o.allowUnauthenticatedNetwork;
             tls = o.tls;
             tlsVerifyHostnames = o.tlsVerifyHostnames;
@@ -631,12 +646,25 @@ public final class RpcBackendOptions implements BackendOptions {
 
         /** How long a connection may take to authenticate before it is closed; must be positive. */
         public Builder authTimeout(Duration value) {
-            Objects.requireNonNull(value, "authTimeout");
-            if (value.isNegative() || value.isZero()) {
-                throw invalid("authTimeout must be positive, got " + value);
-            }
-            this.authTimeout = value;
+            this.authTimeout = positive("authTimeout", value);
             return this;
+        }
+
+        /**
+         * How long a frame may stall before its connection is closed (default 30 s; see the table
+         * above); must be positive.
+         */
+        public Builder stallTimeout(Duration value) {
+            this.stallTimeout = positive("stallTimeout", value);
+            return this;
+        }
+
+        private static Duration positive(String name, Duration value) {
+            Objects.requireNonNull(value, name);
+            if (value.isNegative() || value.isZero()) {
+                throw invalid(name + " must be positive, got " + value);
+            }
+            return value;
         }
 
         /**

@@ -898,13 +898,18 @@ public final class DefaultRpcAgent implements RpcAgent {
 
         private void onAnswer(PeerChannel channel, InboundMessage message) {
             PeerLink link = PeerLink.of(channel);
-            if (link != null) {
-                link.calls.received(message);
+            if (link == null) {
+                // Only an accepted channel has no peer yet, and nothing was asked on it: a stranger's,
+                // which must not get past the transport's handshake limits by sending an answer first.
+                log.warn("{}: closing connection from {}: an answer before the handshake", self.name(),
+                        channel.remoteAddress());
+                channel.close();
+                return;
             }
+            link.calls.received(message);
             PendingCall call = pending.remove(message.id());
             if (call == null) {
-                log.debug("{}: dropping a late answer to call #{} from {}", self.name(), message.id(),
-                        link != null ? link.worker : channel.remoteAddress());
+                log.debug("{}: dropping a late answer to call #{} from {}", self.name(), message.id(), link.worker);
                 return;
             }
             call.answered(message.payloadBytes());

@@ -19,6 +19,10 @@ import java.util.concurrent.TimeUnit;
  * holds back everything else in both directions until the peer has proved itself, then hands what
  * it holds on and leaves the pipeline, so an authenticated connection costs nothing per message.
  *
+ * <p>Of what the peer sends before it has proved itself, this end takes the exchange's few bytes
+ * ({@code HELLO_BYTES + PROOF_BYTES}) and nothing more: bytes after the proof go on only once the
+ * proof checked out, so a stranger cannot make it hold more than that.
+ *
  * <p>A peer that sends something else first, a wrong proof, or nothing within the timeout gets its
  * connection closed with {@link RpcException.Code#UNAUTHENTICATED}; nothing it sent reaches the
  * handlers behind this one, and nothing queued for it is written. When the peer closes the
@@ -31,6 +35,9 @@ final class AuthHandshake extends ChannelDuplexHandler {
 
     private enum Stage { NOT_STARTED, AWAIT_HELLO, AWAIT_PROOF, DONE, FAILED }
 
+    /** All a peer sends before it has proved itself that this end takes: its hello, then its proof. */
+    private static final int EXCHANGE_BYTES = PeerAuthentication.HELLO_BYTES + PeerAuthentication.PROOF_BYTES;
+
     private final PeerAuthentication auth;
     private final boolean accepted;
     private final Runnable onRejected;
@@ -39,6 +46,8 @@ final class AuthHandshake extends ChannelDuplexHandler {
     private byte[] otherNonce;
     private Stage stage = Stage.NOT_STARTED;
     private ByteBuf received;
+    /** Bytes of the exchange taken so far (at most {@link #EXCHANGE_BYTES}). */
+    private int taken;
     private PendingWriteQueue held;
     private ScheduledFuture<?> deadline;
 
@@ -97,12 +106,14 @@ final class AuthHandshake extends ChannelDuplexHandler {
             return;
         }
         if (received == null) {
-            received = ctx.alloc().buffer(PeerAuthentication.HELLO_BYTES + PeerAuthentication.PROOF_BYTES);
+            received = ctx.alloc().buffer(EXCHANGE_BYTES);
         }
-        received.writeBytes(in);
-        in.release();
+        int take = Math.min(in.readableBytes(), EXCHANGE_BYTES - taken);
+        received.writeBytes(in, take);
+        taken += take;
         if (stage == Stage.AWAIT_HELLO && received.readableBytes() >= Integer.BYTES
                 && received.getInt(received.readerIndex()) != PeerAuthentication.MAGIC) {
+            in.release();
             notAHandshake(ctx); // at once: something that is not a worker may never send the rest
             return;
         }
@@ -112,6 +123,18 @@ final class AuthHandshake extends ChannelDuplexHandler {
         if (stage == Stage.AWAIT_PROOF && received.readableBytes() >= PeerAuthentication.PROOF_BYTES) {
             readProof(ctx);
         }
+        if (stage != Stage.DONE) {
+            in.release();
+            return;
+        }
+        // What followed the proof (the peer's first frames) goes on, then this handler goes.
+        if (in.isReadable()) {
+            ctx.fireChannelRead(in);
+            ctx.fireChannelReadComplete();
+        } else {
+            in.release();
+        }
+        ctx.pipeline().remove(this);
     }
 
     private void readHello(ChannelHandlerContext ctx) {
@@ -147,15 +170,8 @@ final class AuthHandshake extends ChannelDuplexHandler {
         held.removeAndWriteAll();
         ctx.flush();
         onAuthenticated.run();
-        ByteBuf rest = received;
+        received.release(); // exactly the exchange's bytes: nothing of the peer's frames is in it
         received = null;
-        if (rest.isReadable()) {
-            ctx.fireChannelRead(rest);
-            ctx.fireChannelReadComplete();
-        } else {
-            rest.release();
-        }
-        ctx.pipeline().remove(this);
     }
 
     @Override

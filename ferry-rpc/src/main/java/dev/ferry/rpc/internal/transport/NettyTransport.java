@@ -4,6 +4,8 @@ import dev.ferry.rpc.RpcBackendOptions;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.TransportTuning;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.observe.RateLimitedLog;
+import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.Chunks;
 import io.netty.bootstrap.Bootstrap;
@@ -50,6 +52,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
@@ -96,6 +99,8 @@ import java.util.concurrent.TimeUnit;
 public final class NettyTransport implements Transport {
     private static final Logger log = LoggerFactory.getLogger(NettyTransport.class);
     private static final AttributeKey<NettyConnection> CONNECTION = AttributeKey.valueOf("ferry.connection");
+    /** Connections dropped before their handshake ended are logged at most this often a minute; the rest counted. */
+    private static final int DROPS_LOGGED_PER_MINUTE = 20;
     /** Channel write buffer: writes stop above the high mark and resume below the low one. */
     static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(2 << 20, 4 << 20);
     /**
@@ -117,13 +122,15 @@ public final class NettyTransport implements Transport {
      * @param tls            TLS for TCP connections ({@link TlsChannels}); null: none
      */
     record Settings(String bindHost, long maxFrameBytes, TransportTuning tuning, String hostId,
-                    PeerAuthentication authentication, TlsChannels tls) {
+                    PeerAuthentication authentication, TlsChannels tls, ConnectionLimits limits) {
         static Settings of(RpcBackendOptions options) {
             TransportTuning tuning = options.transport();
             return new Settings(options.listenHost(), options.maxMessageBytes(), tuning,
                     tuning.hostId() != null ? tuning.hostId() : HostIdentity.local(),
                     options.authToken() == null ? null : PeerAuthentication.of(options.authToken(), options.authTimeout()),
-                    options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames()));
+                    options.tls() == null ? null : TlsChannels.of(options.tls(), options.tlsVerifyHostnames()),
+                    new ConnectionLimits(options.authTimeout(), options.stallTimeout(),
+                            ConnectionLimits.DEFAULT_MAX_PENDING_HANDSHAKES));
         }
 
         int ioThreads() {
@@ -166,11 +173,18 @@ public final class NettyTransport implements Transport {
     /** When received memory runs short: the collections the pool and shared memory ask for. */
     private final MemoryPressure memoryPressure;
     private final java.util.concurrent.atomic.LongAdder authRejections = new java.util.concurrent.atomic.LongAdder();
+    /** Connections closed as they were accepted: too many others were in their handshake. */
+    private final java.util.concurrent.atomic.LongAdder handshakesRefused = new java.util.concurrent.atomic.LongAdder();
     /** Frames senders wrote to their sockets themselves ({@link DirectWriter}), all connections. */
     private final java.util.concurrent.atomic.LongAdder directWrites = new java.util.concurrent.atomic.LongAdder();
     private final java.util.Queue<Thread> ioThreadsStarted = new java.util.concurrent.ConcurrentLinkedQueue<>();
     private volatile TransportListener listener;
     private volatile Channel serverChannel;
+    /** The channels that accept connections (TCP, Unix socket), which the handshake gate pauses. */
+    private final List<Channel> listeners = new CopyOnWriteArrayList<>();
+    private final HandshakeGate handshakes;
+    /** Connections dropped before their handshake ended: logged within bounds, strangers being many. */
+    private final RateLimitedLog drops = RateLimitedLog.perMinute(log, DROPS_LOGGED_PER_MINUTE);
     private volatile Path socketDir;
     private final SharedMemory.Settings sharedMemorySettings;
     /** Same-host large buffers (null: off, or not possible here); made with the Unix socket. */
@@ -208,6 +222,7 @@ public final class NettyTransport implements Transport {
         ThreadFactory threads = transportThreads.eventLoops();
         this.dedicatedThreads = transportThreads.dedicated();
         this.settings = Settings.of(options);
+        this.handshakes = new HandshakeGate(settings.limits(), listeners);
         this.sharedMemorySettings = SharedMemory.Settings.of(settings.tuning());
         this.epoll = Epoll.isAvailable();
         if (epoll) {
@@ -244,6 +259,7 @@ public final class NettyTransport implements Transport {
                 .childHandler(new Initializer(true, "tcp"));
         try {
             serverChannel = bootstrap.bind(settings.bindHost(), 0).sync().channel();
+            listeners.add(serverChannel);
         } catch (Exception e) {
             close();
             throw new RpcException(RpcException.Code.UNAVAILABLE,
@@ -296,6 +312,7 @@ public final class NettyTransport implements Transport {
                     .childHandler(new Initializer(true, "uds"))
                     .bind(new DomainSocketAddress(socket.toFile())).sync().channel();
             channels.add(server);
+            listeners.add(server);
             sharedMemory = SharedMemory.create(sharedMemorySettings, memoryPressure);
             return socket.toString();
         } catch (Exception e) {
@@ -429,7 +446,9 @@ public final class NettyTransport implements Transport {
     /**
      * Counters of the shared-memory channel, when there is one, and of authentication, when it is on
      * ({@code transport.auth.rejected}: connections dropped because they did not authenticate);
-     * {@code transport.tls} when TCP connections use TLS.
+     * {@code transport.tls} when TCP connections use TLS; {@code transport.handshakes.pending}, the
+     * accepted connections still in their handshake, and {@code transport.handshakes.refused}, those
+     * closed at once because too many were.
      */
     @Override
     public java.util.Map<String, String> debugInfo() {
@@ -449,6 +468,8 @@ public final class NettyTransport implements Transport {
         }
         info.put("transport.direct_writes", !settings.tuning().directWrites() ? "off (directWrites false)"
                 : DirectWriter.AVAILABLE ? Long.toString(directWrites.sum()) : "off (no native access)");
+        info.put("transport.handshakes.pending", Integer.toString(handshakes.pending()));
+        info.put("transport.handshakes.refused", Long.toString(handshakesRefused.sum()));
         if (settings.authentication() != null) {
             info.put("transport.auth", "hmac-sha256");
             info.put("transport.auth.rejected", Long.toString(authRejections.sum()));
@@ -522,6 +543,16 @@ public final class NettyTransport implements Transport {
 
         @Override
         protected void initChannel(Channel channel) {
+            // An accepted connection is a stranger's until its HELLO: a bounded number at once, each
+            // with a deadline, small frames only.
+            Runnable handshakeOver = accepted ? handshakes.begin(channel) : null;
+            if (accepted && handshakeOver == null) {
+                handshakesRefused.increment();
+                drops.warn("refusing connection from {}: {} connections are in their handshake already",
+                        channel.remoteAddress(), settings.limits().maxPendingHandshakes());
+                channel.close();
+                return;
+            }
             SharedMemory shm = sharedMemory;
             SharedMemoryLink link = shm != null && "uds".equals(kind) ? shm.link(channel) : null;
             // A write that fails (the peer reset the connection: killed, or closed with our data
@@ -558,14 +589,15 @@ public final class NettyTransport implements Transport {
                 channel.pipeline().addLast("shm", link.handshake());
             }
             UnitReader units = new UnitReader(assembler, unitLimit(settings.maxFrameBytes()), connection::deliver,
-                    connection::laneOffered);
+                    connection::laneOffered, handshakeOver);
+            StallWatch.start(channel, units, settings.limits().stallTimeout());
             if (!tls) {
                 // With TLS the socket carries ciphertext: reads go through TLS's buffers, not into messages.
                 channel.config().setRecvByteBufAllocator(new DirectReadAllocator(units));
             }
             channel.pipeline()
                     .addLast("units", units)
-                    .addLast("messages", new MessageHandler(connection, assembler));
+                    .addLast("messages", new MessageHandler(connection, assembler, units));
             if (accepted) {
                 listener.onAccepted(connection);
             }
@@ -581,11 +613,13 @@ public final class NettyTransport implements Transport {
     private final class MessageHandler extends ChannelInboundHandlerAdapter {
         private final NettyConnection connection;
         private final FrameAssembler assembler;
+        private final UnitReader units;
         private Throwable failure;
 
-        MessageHandler(NettyConnection connection, FrameAssembler assembler) {
+        MessageHandler(NettyConnection connection, FrameAssembler assembler, UnitReader units) {
             this.connection = connection;
             this.assembler = assembler;
+            this.units = units;
         }
 
         @Override
@@ -612,8 +646,13 @@ public final class NettyTransport implements Transport {
             boolean outputOnly = cause instanceof ChannelOutputShutdownException && ctx.channel().isOpen();
             if (failure == null) {
                 failure = cause;
-                log.warn("{} connection to {}: {}", outputOnly ? "cannot write on" : "closing", connection.remoteAddress(),
-                        cause.getCause() != null ? cause.getCause().toString() : cause.toString());
+                String what = outputOnly ? "cannot write on" : "closing";
+                String why = cause.getCause() != null ? cause.getCause().toString() : cause.toString();
+                if (units.handshaking()) {
+                    drops.warn("{} connection from {} before its handshake ended: {}", what, connection.remoteAddress(), why);
+                } else {
+                    log.warn("{} connection to {}: {}", what, connection.remoteAddress(), why);
+                }
                 // Before the close: messages whose writes the close fails report this cause, not just "closed".
                 connection.outbound().failAll(cause);
             } else {

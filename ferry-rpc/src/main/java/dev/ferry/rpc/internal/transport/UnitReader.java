@@ -29,9 +29,15 @@ import java.util.function.Consumer;
  * (PROTOCOL_ERROR) to the next handler's {@code exceptionCaught}, which closes the connection;
  * anything read afterwards is dropped.
  *
+ * <p>On a connection this worker accepted, until the peer's first message (its HELLO) has arrived,
+ * units are at most {@link #HANDSHAKE_UNIT_LIMIT} bytes and never chunks: a stranger's claims
+ * cost nothing. It also counts what arrives, for the {@link StallWatch}.
+ *
  * <p>Not thread-safe: used on the connection's event loop only.
  */
 final class UnitReader extends ChannelInboundHandlerAdapter {
+    /** The longest unit, and no chunk, before an accepted connection's first message: a HELLO is a few dozen bytes. */
+    static final int HANDSHAKE_UNIT_LIMIT = 64 << 10;
     /** Chunk data shorter than this is not worth a read of its own. */
     static final int MIN_DIRECT_BYTES = 16 << 10;
 
@@ -50,6 +56,11 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     private ByteBuf cumulation;
     private ByteBuf issued;
     private boolean failed;
+    /** Runs when the first message arrives, or null: no handshake limits (a connection this worker opened). */
+    private final Runnable onHandshakeOver;
+    private boolean handshaking;
+    private long received;
+    private long delivered;
 
     /**
      * @param unitLimit  largest unit accepted (length prefix excluded)
@@ -58,10 +69,41 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
      */
     UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver,
                Consumer<LaneOffer> laneOffers) {
+        this(assembler, unitLimit, deliver, laneOffers, null);
+    }
+
+    /**
+     * As above, with the handshake's limits until the first message arrives, when
+     * {@code onHandshakeOver} runs (on the event loop); null: no handshake.
+     */
+    UnitReader(FrameAssembler assembler, long unitLimit, Consumer<InboundMessage> deliver,
+               Consumer<LaneOffer> laneOffers, Runnable onHandshakeOver) {
         this.assembler = assembler;
         this.unitLimit = unitLimit;
         this.deliver = deliver;
         this.laneOffers = laneOffers;
+        this.onHandshakeOver = onHandshakeOver;
+        this.handshaking = onHandshakeOver != null;
+    }
+
+    /** Whether this is an accepted connection whose first message has not arrived yet. */
+    boolean handshaking() {
+        return handshaking;
+    }
+
+    /** Bytes read so far. */
+    long receivedBytes() {
+        return received;
+    }
+
+    /** Messages delivered so far. */
+    long deliveredMessages() {
+        return delivered;
+    }
+
+    /** Whether a frame is begun and not finished: a unit kept incomplete, or a chunked frame in progress. */
+    boolean midFrame() {
+        return cumulation != null && cumulation.isReadable() || assembler.inChunk() || assembler.partialBytes() > 0;
     }
 
     /**
@@ -80,6 +122,7 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         ByteBuf in = (ByteBuf) msg;
+        received += in.readableBytes();
         if (failed) {
             in.release();
             return;
@@ -217,6 +260,10 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
         }
         int at = buf.readerIndex();
         long length = buf.getUnsignedInt(at);
+        if (handshaking && length > HANDSHAKE_UNIT_LIMIT) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unit of " + length + " bytes before the"
+                    + " connection's first message (at most " + HANDSHAKE_UNIT_LIMIT + " bytes until its HELLO)");
+        }
         if (length < 1 || length > unitLimit) {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "unit of " + length
                     + " bytes exceeds the limit of " + unitLimit + " bytes (or is empty)");
@@ -226,6 +273,10 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
         }
         int marker = buf.getUnsignedByte(at + 4);
         if (marker == Chunks.MARKER) {
+            if (handshaking) {
+                throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "a chunked frame before the connection's"
+                        + " first message (its HELLO)");
+            }
             return Chunks.HEADER_BYTES;
         }
         if (marker == LaneOffer.MARKER && length > LaneOffer.MAX_BYTES) {
@@ -268,6 +319,11 @@ final class UnitReader extends ChannelInboundHandlerAdapter {
 
     private void emit(InboundMessage message) {
         if (message != null) {
+            delivered++;
+            if (handshaking) {
+                handshaking = false;
+                onHandshakeOver.run();
+            }
             deliver.accept(message);
         }
     }

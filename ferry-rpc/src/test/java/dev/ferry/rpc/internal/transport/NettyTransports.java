@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.internal.wire.Delivery;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -28,11 +29,17 @@ final class NettyTransports implements AutoCloseable {
         return start(options).start(events);
     }
 
-    /** Starts a transport and connects it to {@code address} (bounded wait). */
+    /**
+     * Starts a transport and connects it to {@code address} (bounded wait). The connection's first
+     * message is a small HELLO, as the agent's are ({@link TestMessages#hello()}), which a {@link
+     * RecordingListener} does not record.
+     */
     PeerChannel connect(RpcBackendOptions options, TransportListener events, String address) throws Exception {
         NettyTransport transport = start(options);
         transport.start(events);
-        return transport.connect(address).get(10, TimeUnit.SECONDS);
+        PeerChannel connection = transport.connect(address).get(10, TimeUnit.SECONDS);
+        connection.send(TestMessages.hello(), Delivery.ORDERED, failure -> { }); // fails with the connection, if it does
+        return connection;
     }
 
     /** Frames written by their senders over every transport started here (debug info). */

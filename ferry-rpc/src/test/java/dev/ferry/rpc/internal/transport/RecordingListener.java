@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.MessageKind;
 
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -20,9 +21,12 @@ final class RecordingListener implements TransportListener {
         accepted.add(connection);
     }
 
+    /** Records every message but a HELLO, which only introduces a connection ({@link TestMessages#hello()}). */
     @Override
     public void onMessage(PeerChannel connection, InboundMessage message) {
-        messages.add(message);
+        if (message.kind() != MessageKind.HELLO) {
+            messages.add(message);
+        }
     }
 
     /** Calls are recorded with the other messages; tests answer them on the channel. */

@@ -19,6 +19,14 @@ final class TestMessages {
         return new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), new EncodedPayload(body, List.of()));
     }
 
+    /**
+     * The small first message every connection starts with (the agent's HELLO): until it has
+     * arrived, an accepted connection takes only small frames.
+     */
+    static OutboundMessage hello() {
+        return new OutboundMessage(MessageKind.HELLO, 0, CallHeaders.empty(), new EncodedPayload(new byte[] {1}, List.of()));
+    }
+
     /** {@code size} pseudo-random bytes, the same for the same size. */
     static byte[] randomBytes(int size) {
         byte[] bytes = new byte[size];

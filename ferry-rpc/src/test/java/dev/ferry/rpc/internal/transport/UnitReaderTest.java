@@ -16,6 +16,7 @@ import org.apache.fory.serializer.BufferObject;
 import org.junit.jupiter.api.Test;
 
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -128,6 +129,121 @@ class UnitReaderTest {
                 .isInstanceOfSatisfying(RpcException.class,
                         e -> assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR));
         channel.finishAndReleaseAll();
+    }
+
+    /** Before an accepted connection's first message: small units only, no chunks; afterwards, anything. */
+    @Test
+    void beforeTheFirstMessageOnlySmallWholeFramesPass() {
+        for (ByteBuf hostile : List.of(Chunks.header(ByteBufAllocator.DEFAULT, 1, 254 << 20, 1).writeByte(0),
+                frameWithPrefix(7, UnitReader.HANDSHAKE_UNIT_LIMIT + 1))) {
+            List<InboundMessage> got = new ArrayList<>();
+            int[] over = {0};
+            EmbeddedChannel channel = new EmbeddedChannel(new UnitReader(new FrameAssembler(MAX,
+                    new LargeBufferPool(32L << 20, new MemoryPressure(false))), Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { }, () -> over[0]++));
+            assertThatThrownBy(() -> channel.writeInbound(hostile)).isInstanceOfSatisfying(RpcException.class, e -> {
+                assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR);
+                assertThat(e).hasMessageContaining("before the connection's first message");
+            });
+            assertThat(got).isEmpty();
+            assertThat(over[0]).isZero();
+            channel.finishAndReleaseAll();
+        }
+        List<InboundMessage> got = new ArrayList<>();
+        int[] over = {0};
+        EmbeddedChannel channel = new EmbeddedChannel(new UnitReader(new FrameAssembler(MAX,
+                new LargeBufferPool(32L << 20, new MemoryPressure(false))), Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { }, () -> over[0]++));
+        channel.writeInbound(frameWithPrefix(1, 30)); // the HELLO: small
+        assertThat(over[0]).isOne();
+        ByteBuf large = Unpooled.buffer();
+        byte[] chunked = frameBytes(2, Chunks.CHUNK_BYTES + 5);
+        for (int at = 0; at < chunked.length; ) {
+            at = writeChunk(large, 0, chunked, at);
+        }
+        channel.writeInbound(large);
+        channel.writeInbound(frameWithPrefix(3, UnitReader.HANDSHAKE_UNIT_LIMIT + 1));
+        assertThat(got).extracting(InboundMessage::id).containsExactly(1L, 2L, 3L);
+        assertThat(over[0]).as("once").isOne();
+        channel.finishAndReleaseAll();
+    }
+
+    /**
+     * A peer in the middle of a frame that sends less than a megabyte of it, or finishes none, for two
+     * looks in a row is closed (half a frame, a byte every 100 ms); an idle one and a slow large one are not.
+     */
+    @Test
+    void aStalledFrameClosesItsConnectionAnIdleOrSlowOneDoesNot() {
+        Duration period = Duration.ofSeconds(30);
+        // idle: between frames for ten periods
+        Watched idle = watched(period);
+        idle.channel.writeInbound(frameWithPrefix(1, 10));
+        idle.pass(period.multipliedBy(10));
+        assertThat(idle.failure).isNull();
+        // half a frame, then nothing
+        Watched half = watched(period);
+        ByteBuf frame = frameWithPrefix(2, 5_000);
+        half.channel.writeInbound(frame.readRetainedSlice(2_000));
+        half.pass(period.multipliedBy(2));
+        assertThat(half.failure).isInstanceOfSatisfying(RpcException.class, e -> {
+            assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR);
+            assertThat(e).hasMessageContaining("stalled in the middle of a frame");
+        });
+        frame.release();
+        // a byte every 100 ms
+        Watched trickle = watched(period);
+        ByteBuf slow = frameWithPrefix(3, 5_000);
+        for (int tick = 0; tick < 2 * period.toMillis() / 100 && trickle.failure == null; tick++) {
+            trickle.channel.writeInbound(slow.readRetainedSlice(1));
+            trickle.pass(Duration.ofMillis(100));
+        }
+        assertThat(trickle.failure).as("a trickle").isNotNull();
+        slow.release();
+        // a large frame at 2 MiB a period: slow, not stalled
+        Watched large = watched(period);
+        ByteBuf chunks = Unpooled.buffer();
+        byte[] big = frameBytes(4, 8 * Chunks.CHUNK_BYTES);
+        for (int at = 0; at < big.length; ) {
+            at = writeChunk(chunks, 0, big, at);
+        }
+        while (chunks.isReadable()) {
+            large.channel.writeInbound(chunks.readRetainedSlice(Math.min(chunks.readableBytes(), 2 << 20)));
+            large.pass(period);
+        }
+        chunks.release();
+        assertThat(large.failure).isNull();
+        assertThat(large.got).extracting(InboundMessage::id).containsExactly(4L);
+        for (Watched watched : List.of(idle, half, trickle, large)) {
+            watched.channel.finishAndReleaseAll();
+        }
+    }
+
+    /** A channel with a reader and its stall watch, on frozen time. */
+    private static final class Watched {
+        final List<InboundMessage> got = new ArrayList<>();
+        final EmbeddedChannel channel;
+        Throwable failure;
+
+        Watched(Duration period) {
+            UnitReader units = new UnitReader(new FrameAssembler(MAX, new LargeBufferPool(64L << 20, new MemoryPressure(false))),
+                    Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { });
+            channel = new EmbeddedChannel(units, new io.netty.channel.ChannelInboundHandlerAdapter() {
+                @Override
+                public void exceptionCaught(io.netty.channel.ChannelHandlerContext ctx, Throwable cause) {
+                    failure = cause;
+                    ctx.close();
+                }
+            });
+            channel.freezeTime();
+            StallWatch.start(channel, units, period);
+        }
+
+        void pass(Duration time) {
+            channel.advanceTimeBy(time.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+            channel.runScheduledPendingTasks();
+        }
+    }
+
+    private static Watched watched(Duration period) {
+        return new Watched(period);
     }
 
     private static List<InboundMessage> feed(ByteBuf stream, SplittableRandom random) {
