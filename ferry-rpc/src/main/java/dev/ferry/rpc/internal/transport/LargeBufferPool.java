@@ -57,6 +57,11 @@ import java.util.Set;
  * it is unreachable). It never collects on the thread that asks for memory: that is an event loop,
  * and every message behind the frame would wait for the collection.
  *
+ * <p>Fresh memory, regions and those buffers alike, is committed as it is written ({@link
+ * LazyMemory}): a range lent for a frame whose chunks have not arrived (a peer that claimed a large
+ * frame and stopped) holds address space, not memory, and does not count against the JVM's
+ * direct-memory limit, so it cannot make the next frame of another peer fail to find memory.
+ *
  * <p>This class is thread-safe.
  */
 final class LargeBufferPool {
@@ -101,7 +106,7 @@ final class LargeBufferPool {
         int length = rangeSize(size);
         if (capacityBytes < length) {
             fresh++;
-            return ByteBuffer.allocateDirect(size);
+            return LazyMemory.allocate(size);
         }
         reclaim();
         ByteBuffer carrier = lend(length, size);
@@ -119,9 +124,9 @@ final class LargeBufferPool {
             if (log.isDebugEnabled()) {
                 log.debug("receive buffer pool full of lent ranges: {}", stats());
             }
-            return ByteBuffer.allocateDirect(size);
+            return LazyMemory.allocate(size);
         }
-        regions.add(new Region(ByteBuffer.allocateDirect(newRegion)));
+        regions.add(new Region(LazyMemory.allocate(newRegion)));
         regionBytes += newRegion;
         return lend(length, size);
     }
