@@ -10,6 +10,8 @@ import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,6 +39,13 @@ class PreHandshakeLimitsTest {
     private static long directMemory() {
         return ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
                 .filter(pool -> pool.getName().equals("direct")).mapToLong(BufferPoolMXBean::getMemoryUsed).sum();
+    }
+
+    /** Descriptors this process has open: the attack's sockets, the victim's accepted ones, everything else. */
+    private static int descriptors() throws IOException {
+        try (var listing = Files.list(Path.of("/proc/self/fd"))) {
+            return (int) listing.count();
+        }
     }
 
     private static int threads() {
@@ -92,6 +101,7 @@ class PreHandshakeLimitsTest {
             RpcAgent victim = cluster.agent(1);
             int port = tcpPort(victim);
             int threadsBefore = threads();
+            int descriptorsBefore = descriptors();
             // a unit trickling in a byte every 100 ms: each read comes in time, the handshake does not
             Socket trickler = connect(port);
             byte[] slowUnit = ByteBuffer.allocate(64).putInt(60).array();
@@ -102,11 +112,13 @@ class PreHandshakeLimitsTest {
             }
             int mostPending = 0;
             int mostThreads = 0;
+            int mostDescriptors = 0;
             List<Socket> all = new ArrayList<>(List.of(trickler));
             all.addAll(silent);
             for (Socket socket : all) {
                 mostPending = Math.max(mostPending, Integer.parseInt(victim.getDebugInfo().get("transport.handshakes.pending")));
                 mostThreads = Math.max(mostThreads, threads());
+                mostDescriptors = Math.max(mostDescriptors, descriptors());
                 // the group's calls go on meanwhile
                 assertThat(cluster.agent(0).rpcSync("worker1", Ops::add, 1, 1)).isEqualTo(2);
                 assertThat(HostileSockets.closedByPeer(socket)).as("closed at the handshake deadline").isTrue();
@@ -117,6 +129,11 @@ class PreHandshakeLimitsTest {
             trickle.close();
             assertThat(mostPending).as("handshakes pending at once").isLessThanOrEqualTo(64);
             assertThat(mostThreads - threadsBefore).as("threads the attack cost").isLessThan(8);
+            System.out.printf("worker: descriptors %d -> at most %d (151 of them the attack's own sockets)%n",
+                    descriptorsBefore, mostDescriptors);
+            // the attack's 151 sockets; at most 64 accepted by the victim, two descriptors each (its
+            // senders write through a duplicate of their own); a few of the group's own
+            assertThat(mostDescriptors - descriptorsBefore).as("descriptors").isLessThanOrEqualTo(151 + 2 * 64 + 16);
             await().atMost(BOUND).until(() -> victim.getDebugInfo().get("transport.handshakes.pending").equals("0"));
             aLegitimateCallGoesThrough(cluster);
         }
