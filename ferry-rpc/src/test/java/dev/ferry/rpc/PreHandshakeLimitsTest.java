@@ -76,16 +76,8 @@ class PreHandshakeLimitsTest {
             try (LocalCluster cluster = LocalCluster.start(2, b -> b.authToken(token))) {
                 int port = tcpPort(cluster.agent(1));
                 long before = directMemory();
-                List<Socket> hostile = new ArrayList<>();
-                for (int i = 0; i < 2; i++) {
-                    Socket socket = connect(port);
-                    socket.getOutputStream().write(chunkClaim(i));
-                    hostile.add(socket);
-                }
-                for (Socket socket : hostile) {
-                    assertThat(HostileSockets.closedByPeer(socket)).as("closed at once").isTrue();
-                    socket.close();
-                }
+                assertThat(HostileSockets.allClosedAfterSending(2, () -> connect(port), PreHandshakeLimitsTest::chunkClaim))
+                        .as("closed at once").isTrue();
                 long grown = directMemory() - before;
                 System.out.printf("worker, %s token: two chunk claims of 254 MiB before the HELLO: direct memory %+.1f MiB%n",
                         token == null ? "without a" : "with a", grown / (double) MIB);

@@ -5,10 +5,13 @@ import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 
 /** What attack tests do with raw sockets: trickle bytes, and tell whether the other end closed. */
 public final class HostileSockets {
@@ -30,6 +33,36 @@ public final class HostileSockets {
             return true;
         } catch (IOException timeout) {
             return false;
+        }
+    }
+
+    /** Opens a socket to the attacked end. */
+    @FunctionalInterface
+    public interface Opener {
+        Socket open() throws IOException;
+    }
+
+    /**
+     * Opens {@code count} sockets, writes {@code bytes.apply(i)} on the i-th, then waits on each in
+     * turn; whether the other end closed them all (each socket is closed here afterwards).
+     */
+    public static boolean allClosedAfterSending(int count, Opener opener, IntFunction<byte[]> bytes) throws IOException {
+        List<Socket> sockets = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                Socket socket = opener.open();
+                sockets.add(socket);
+                socket.getOutputStream().write(bytes.apply(i));
+            }
+            boolean all = true;
+            for (Socket socket : sockets) {
+                all &= closedByPeer(socket);
+            }
+            return all;
+        } finally {
+            for (Socket socket : sockets) {
+                socket.close();
+            }
         }
     }
 

@@ -68,16 +68,9 @@ class StoreServerLimitsTest {
         for (PeerAuthentication auth : new PeerAuthentication[] {AUTH, null}) {
             try (StoreServer server = StoreServer.start("127.0.0.1", 0, auth)) {
                 long before = heapAfterGc();
-                List<Socket> hostile = new ArrayList<>();
-                for (int i = 0; i < 10; i++) { // ten 9-byte claims of 64 MiB took the store to OutOfMemoryError
-                    Socket socket = connect(server);
-                    socket.getOutputStream().write(claim(64 << 20, StoreProtocol.OP_HELLO));
-                    hostile.add(socket);
-                }
-                for (Socket socket : hostile) {
-                    assertThat(HostileSockets.closedByPeer(socket)).as("closed at once").isTrue();
-                    socket.close();
-                }
+                // ten 9-byte claims of 64 MiB took the store to OutOfMemoryError
+                assertThat(HostileSockets.allClosedAfterSending(10, () -> connect(server),
+                        i -> claim(64 << 20, StoreProtocol.OP_HELLO))).as("closed at once").isTrue();
                 long grown = heapAfterGc() - before;
                 System.out.printf("store, %s token: 10 HELLO claims of 64 MiB: heap %+.1f MiB, %d threads%n",
                         auth == null ? "without a" : "with a", grown / (double) MIB, server.liveThreads());
