@@ -11,8 +11,10 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -59,6 +61,7 @@ public final class StoreServer implements AutoCloseable {
     /** Accepted connections holding a slot (the acceptor's slot, waiting in accept, is not one). */
     private final AtomicInteger pendingHandshakes = new AtomicInteger();
     private final ScheduledThreadPoolExecutor scheduler;
+    private final List<Thread> schedulerThreads = new CopyOnWriteArrayList<>();
     private final RateLimitedLog drops = RateLimitedLog.perMinute(log, DROPS_LOGGED_PER_MINUTE);
 
     private StoreServer(ServerSocket listener, PeerAuthentication auth, SSLContext tls, ConnectionLimits limits) {
@@ -71,6 +74,7 @@ public final class StoreServer implements AutoCloseable {
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "ferry-store-deadlines-" + address.getPort());
             thread.setDaemon(true);
+            schedulerThreads.add(thread); // joined by close(), so that no thread outlives the server
             return thread;
         });
         scheduler.setRemoveOnCancelPolicy(true);
@@ -242,6 +246,15 @@ public final class StoreServer implements AutoCloseable {
             interrupted = true;
         }
         scheduler.shutdownNow();
+        for (Thread thread : schedulerThreads) {
+            try {
+                if (!interrupted && !thread.join(JOIN_TIMEOUT)) {
+                    log.warn("TcpStore server {}: its scheduler did not stop within {}", address, JOIN_TIMEOUT);
+                }
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
