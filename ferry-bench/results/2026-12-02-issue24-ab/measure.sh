@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Issue 24's A/B (2026-12-02): the pre-refactor baseline 20d5290 (tag transport-baseline, plus
 # ferry-bench's W8 cherry-picked onto it: bench code only) against main after issue 24's transport
-# work (a84386c). Each side is a clone built with ./ferry build, with an AOT cache directory of its
+# work (25b2815). Each side is a clone built with ./ferry build, with an AOT cache directory of its
 # own trained by one discarded run per workload and configuration; then 5 rounds, each running
 # every workload once on each side, the sides alternating which goes first. The whole sitting
 # holds the machine's shared lock for heavy jobs (run it as: flock /work/lead/heavy.lock bash measure.sh). PyTorch's W8 (ferry-bench/pytorch) and W3 (default mode) run 5 times at the end.
 #   git clone /work/main /tmp/tr-ab/base && (cd /tmp/tr-ab/base && git checkout 20d5290 && <cherry-pick W8>)
-#   git clone /work/main /tmp/tr-ab/new && (cd /tmp/tr-ab/new && git checkout a84386c)
+#   git clone /work/main /tmp/tr-ab/new && (cd /tmp/tr-ab/new && git checkout 25b2815)
 #   (cd /tmp/tr-ab/base && ./ferry build); (cd /tmp/tr-ab/new && ./ferry build)
 #   cp -r /work/shared/bench /tmp/tr-ab/bench && cp ferry-bench/pytorch/w8_small_behind_large.py /tmp/tr-ab/bench/pytorch/
 #   bash ferry-bench/results/2026-12-02-issue24-ab/measure.sh
