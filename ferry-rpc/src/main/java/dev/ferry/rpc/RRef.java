@@ -251,6 +251,52 @@ public final class RRef<T> implements AutoCloseable {
     }
 
     /**
+     * Binds {@code method} to the value, to be called many times, {@code obj.method(x)} style
+     * (tensorplay's {@code method_factory} / {@code new_method}): the owner resolves and checks it
+     * once, now, and each call through the result carries a short handle in place of the method's
+     * reference. Waits for the owner's answer, with the agent's default timeout, which the calls keep
+     * ({@link #withTimeout} for another).
+     *
+     * <pre>{@code
+     * RemoteMethod1<Integer, Integer> add = counter.method(Counter::add);
+     * for (int i = 0; i < 1000; i++) {
+     *     add.rpcSync(1);                 // counter.add(1) where it lives
+     * }
+     * }</pre>
+     *
+     * @throws RpcException {@link RpcException.Code#UNKNOWN_FUNCTION} if the owner cannot or may
+     *                      not run the method
+     */
+    public <R> RemoteMethod0<R> method(RpcFunction1<? super T, R> method) {
+        return calls().method(method);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, R> RemoteMethod1<A, R> method(RpcFunction2<? super T, A, R> method) {
+        return calls().method(method);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, R> RemoteMethod2<A, B, R> method(RpcFunction3<? super T, A, B, R> method) {
+        return calls().method(method);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, R> RemoteMethod3<A, B, C, R> method(RpcFunction4<? super T, A, B, C, R> method) {
+        return calls().method(method);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, D, R> RemoteMethod4<A, B, C, D, R> method(RpcFunction5<? super T, A, B, C, D, R> method) {
+        return calls().method(method);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, D, E, R> RemoteMethod5<A, B, C, D, E, R> method(RpcFunction6<? super T, A, B, C, D, E, R> method) {
+        return calls().method(method);
+    }
+
+    /**
      * A dynamic proxy implementing {@code type} whose methods run on the value where it lives,
      * synchronously (PyTorch's {@code rref.rpc_sync().method(...)}). The value must implement the
      * interface; each method is resolved once and may be called many times.

@@ -114,4 +114,47 @@ public final class RRefCalls<T> {
     public <A, B, C, D, E, R> RRef<R> remote(RpcFunction6<? super T, A, B, C, D, E, R> method, A a, B b, C c, D d, E e) {
         return rref.context().host().remoteOnValue(rref, method, new Object[] {rref, a, b, c, d, e}, timeout);
     }
+
+    /**
+     * Binds {@code method} to the value, to be called many times, {@code obj.method(x)} style
+     * (tensorplay's {@code method_factory} / {@code new_method}): the owner resolves and checks it
+     * once, now, and each call through the result carries a short handle in place of the method's
+     * reference. Waits for the owner's answer, with this view's timeout, which the calls keep.
+     *
+     * <pre>{@code
+     * RemoteMethod1<Integer, Integer> add = counter.withTimeout(Duration.ofSeconds(5)).method(Counter::add);
+     * add.rpcSync(1);
+     * }</pre>
+     *
+     * @throws RpcException {@link RpcException.Code#UNKNOWN_FUNCTION} if the owner cannot or may
+     *                      not run the method
+     */
+    public <R> RemoteMethod0<R> method(RpcFunction1<? super T, R> method) {
+        return new RemoteMethod0<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, R> RemoteMethod1<A, R> method(RpcFunction2<? super T, A, R> method) {
+        return new RemoteMethod1<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, R> RemoteMethod2<A, B, R> method(RpcFunction3<? super T, A, B, R> method) {
+        return new RemoteMethod2<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, R> RemoteMethod3<A, B, C, R> method(RpcFunction4<? super T, A, B, C, R> method) {
+        return new RemoteMethod3<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, D, R> RemoteMethod4<A, B, C, D, R> method(RpcFunction5<? super T, A, B, C, D, R> method) {
+        return new RemoteMethod4<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
+
+    /** Binds {@code method} to the value, to be called many times: see {@link #method(RpcFunction1)}. */
+    public <A, B, C, D, E, R> RemoteMethod5<A, B, C, D, E, R> method(RpcFunction6<? super T, A, B, C, D, E, R> method) {
+        return new RemoteMethod5<>(rref.context().host().bindOnValue(rref, method, timeout), timeout);
+    }
 }

@@ -83,6 +83,23 @@ public interface RpcAgent extends AutoCloseable {
      */
     <R> RRef<R> invokeRemote(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
 
+    /**
+     * Binds {@code function} to the worker {@code to} (tensorplay's {@code method_factory} /
+     * {@code new_method}): that worker resolves the function once, now, checking that it may run
+     * it, and the calls made through the result carry a short handle in place of the function's
+     * reference. Programs use it through {@link RpcTarget#method} and {@link RRef#method}.
+     * Waits for the worker's answer, within {@code timeout} (null: the agent's default).
+     *
+     * <p>This default, for agents of other backends, binds nothing: its calls go through
+     * {@link #invoke} and carry the reference each time. Ferry's own agents bind.
+     *
+     * @throws RpcException {@link RpcException.Code#UNKNOWN_FUNCTION} if the worker cannot or may
+     *                      not run the function: at once, not at the first call
+     */
+    default BoundFunction bind(WorkerInfo to, RemoteFunction function, Duration timeout) {
+        return new ReferenceBoundFunction(this, getWorkerInfo(to.name()), function);
+    }
+
     /** A reference to a local value, owned by this worker, to share with others (PyTorch's {@code RRef(value)}). */
     <T> RRef<T> rref(T value);
 

@@ -170,6 +170,49 @@ public final class RpcTarget {
         return agent.invokeRemote(worker, function, new Object[] {a, b, c, d, e}, timeout);
     }
 
+    /**
+     * Binds {@code function} to this target to be called many times (tensorplay's
+     * {@code method_factory} / {@code new_method}): the worker resolves and checks it once, now,
+     * and each call through the result carries a short handle in place of the function's reference.
+     * Waits for the worker's answer, with this target's timeout, which the calls keep.
+     *
+     * <pre>{@code
+     * RemoteMethod2<Integer, Integer, Integer> add = agent.to("worker1").method(Ops::add);
+     * int seven = add.rpcSync(3, 4);
+     * }</pre>
+     *
+     * @throws RpcException {@link RpcException.Code#UNKNOWN_FUNCTION} if the worker cannot or may
+     *                      not run the function
+     */
+    public <R> RemoteMethod0<R> method(RpcFunction0<R> function) {
+        return new RemoteMethod0<>(agent.bind(worker, function, timeout), timeout);
+    }
+
+    /** Binds {@code function} to this target, to be called many times: see {@link #method(RpcFunction0)}. */
+    public <A, R> RemoteMethod1<A, R> method(RpcFunction1<A, R> function) {
+        return new RemoteMethod1<>(agent.bind(worker, function, timeout), timeout);
+    }
+
+    /** Binds {@code function} to this target, to be called many times: see {@link #method(RpcFunction0)}. */
+    public <A, B, R> RemoteMethod2<A, B, R> method(RpcFunction2<A, B, R> function) {
+        return new RemoteMethod2<>(agent.bind(worker, function, timeout), timeout);
+    }
+
+    /** Binds {@code function} to this target, to be called many times: see {@link #method(RpcFunction0)}. */
+    public <A, B, C, R> RemoteMethod3<A, B, C, R> method(RpcFunction3<A, B, C, R> function) {
+        return new RemoteMethod3<>(agent.bind(worker, function, timeout), timeout);
+    }
+
+    /** Binds {@code function} to this target, to be called many times: see {@link #method(RpcFunction0)}. */
+    public <A, B, C, D, R> RemoteMethod4<A, B, C, D, R> method(RpcFunction4<A, B, C, D, R> function) {
+        return new RemoteMethod4<>(agent.bind(worker, function, timeout), timeout);
+    }
+
+    /** Binds {@code function} to this target, to be called many times: see {@link #method(RpcFunction0)}. */
+    public <A, B, C, D, E, R> RemoteMethod5<A, B, C, D, E, R> method(RpcFunction5<A, B, C, D, E, R> function) {
+        return new RemoteMethod5<>(agent.bind(worker, function, timeout), timeout);
+    }
+
     @Override
     public String toString() {
         return "RpcTarget(" + worker + (timeout == null ? "" : ", timeout=" + timeout) + ")";

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.BoundFunction;
 import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RemoteFunction;
@@ -86,23 +87,39 @@ final class AgentRRefHost implements RRefHost {
 
     @Override
     public <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return callOnValue(rref, FunctionRefs.of(method), args, timeout);
+    }
+
+    <R> RpcFuture<R> callOnValue(RRef<?> rref, FunctionRef method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");
-        return agent.invokeWithHeaders(rref.owner(), FunctionRefs.of(method), args, timeout,
-                CallHeaders.empty().with(RECEIVER, "1"));
+        return agent.invokeWithHeaders(rref.owner(), method, args, timeout, CallHeaders.empty().with(RECEIVER, "1"));
     }
 
     /** As {@link #callOnValue}, then waits, as {@code rpcSync} does. */
     @Override
     public <R> R callOnValueAndWait(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return callOnValueAndWait(rref, FunctionRefs.of(method), args, timeout);
+    }
+
+    <R> R callOnValueAndWait(RRef<?> rref, FunctionRef method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");
-        return agent.invokeWithHeadersAndWait(rref.owner(), FunctionRefs.of(method), args, timeout,
-                CallHeaders.empty().with(RECEIVER, "1"));
+        return agent.invokeWithHeadersAndWait(rref.owner(), method, args, timeout, CallHeaders.empty().with(RECEIVER, "1"));
     }
 
     @Override
     public <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout) {
+        return remoteOnValue(rref, FunctionRefs.of(method), args, timeout);
+    }
+
+    <R> RRef<R> remoteOnValue(RRef<?> rref, FunctionRef method, Object[] args, Duration timeout) {
         agent.rrefs().checkUsable(rref, "a call on its value");
-        return remote(rref.owner(), FunctionRefs.of(method), args, timeout, true);
+        return remote(rref.owner(), method, args, timeout, true);
+    }
+
+    @Override
+    public BoundFunction bindOnValue(RRef<?> rref, RemoteFunction method, Duration timeout) {
+        agent.rrefs().checkUsable(rref, "binding a method of its value");
+        return new BoundFunctions.OnValue(this, rref, BoundFunctions.bind(agent, rref.owner(), method, timeout));
     }
 
     @Override

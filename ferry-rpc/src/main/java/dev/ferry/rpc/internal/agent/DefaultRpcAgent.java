@@ -545,6 +545,22 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     @Override
+    public dev.ferry.rpc.BoundFunction bind(WorkerInfo to, RemoteFunction function, Duration timeout) {
+        WorkerInfo callee = runningDirectory().member(to);
+        return new BoundFunctions.OnWorker(this, callee, BoundFunctions.bind(this, callee, function, timeout));
+    }
+
+    /** Binds {@code function} here for a peer: resolved, so allowed, then given a handle ({@link BoundFunctions}). */
+    int bindForPeer(FunctionRef function) {
+        resolver.resolve(function);
+        return codec.bind(function);
+    }
+
+    AgentRRefHost rrefHost() {
+        return rrefHost;
+    }
+
+    @Override
     @SuppressWarnings("unchecked")
     public <T> RRef<T> rref(T value) {
         runningDirectory();
@@ -822,6 +838,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
         info.put("agent.server_active_async_calls", Integer.toString(incoming == null ? 0 : incoming.activeAsync()));
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
+        info.put("agent.bound_functions", Integer.toString(codec.boundFunctions()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));
         StatusPageProvider.StatusPage page = statusPage;

@@ -5,6 +5,7 @@ import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.spi.HeaderKey;
 
 import java.util.List;
@@ -49,6 +50,14 @@ public final class SystemCalls {
     public static RpcFuture<Object> callByName(String name, List<Object> args, Map<String, Object> kwargs)
             throws Exception {
         return agent().namedCalls().call(name, args, kwargs);
+    }
+
+    /**
+     * Binds a function for a caller ({@link BoundFunctions}): resolves it here, as a call of it
+     * would, and answers the handle its calls may carry instead of its identity.
+     */
+    static Integer bindFunction(String className, String methodName, String descriptor, int kind) {
+        return agent().bindForPeer(new FunctionRef(className, methodName, descriptor, kind, null));
     }
 
     private static DefaultRpcAgent agent() {

@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.rref;
 
+import dev.ferry.rpc.BoundFunction;
 import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RemoteFunction;
@@ -44,6 +45,12 @@ public interface RRefHost {
 
     /** Like {@link #callOnValue} but the result stays on the owner: an RRef to it. */
     <R> RRef<R> remoteOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
+
+    /**
+     * Binds {@code method} on the owner of {@code rref} ({@link dev.ferry.rpc.RpcAgent#bind}): the
+     * result runs it on the value, the arguments its calls are given after the receiver.
+     */
+    BoundFunction bindOnValue(RRef<?> rref, RemoteFunction method, Duration timeout);
 
     /** Runs an interface method on the owner's value (dynamic proxies); waits for the result. */
     Object callInterfaceMethod(RRef<?> rref, Class<?> type, Method method, Object[] args, Duration timeout);

@@ -22,19 +22,28 @@ public final class FunctionRef {
     private final String descriptor;
     private final int kind;
     private final Object[] captured;
-    /** Shared by every reference to the same method; computed lazily, racy but idempotent. */
+    /**
+     * The handle the callee gave this function when it was bound there ({@link FunctionHandles}),
+     * written instead of the identity; {@link #NO_HANDLE} for a reference that names the method.
+     */
+    private final int handle;
     private static final String RPC_FUTURE = ")Ldev/ferry/rpc/RpcFuture;";
     private static final String COMPLETION_STAGE = ")Ljava/util/concurrent/CompletionStage;";
     private static final String COMPLETABLE_FUTURE = ")Ljava/util/concurrent/CompletableFuture;";
 
+    /** Shared by every reference to the same method. */
     private final Identity identity;
+
+    /** The {@link #handle()} of a reference that travels as the method's identity. */
+    public static final int NO_HANDLE = -1;
 
     public FunctionRef(String className, String methodName, String descriptor, int kind, Object[] captured) {
         this(new Identity(Objects.requireNonNull(className, "className"), Objects.requireNonNull(methodName, "methodName"),
-                Objects.requireNonNull(descriptor, "descriptor"), kind), captured);
+                Objects.requireNonNull(descriptor, "descriptor"), kind), captured, NO_HANDLE);
     }
 
-    private FunctionRef(Identity identity, Object[] captured) {
+    private FunctionRef(Identity identity, Object[] captured, int handle) {
+        this.handle = handle;
         this.className = identity.key.className();
         this.methodName = identity.key.methodName();
         this.descriptor = identity.key.descriptor();
@@ -61,6 +70,22 @@ public final class FunctionRef {
 
     public Object[] captured() {
         return captured;
+    }
+
+    /** The callee's handle for this function ({@link FunctionHandles}), or {@link #NO_HANDLE}. */
+    public int handle() {
+        return handle;
+    }
+
+    /**
+     * This reference as it travels to the one worker that bound the function as {@code handle}:
+     * the handle instead of the method's identity, the same captured values.
+     */
+    public FunctionRef withHandle(int handle) {
+        if (handle < 0) {
+            throw new IllegalArgumentException("function handle " + handle);
+        }
+        return new FunctionRef(identity, captured, handle);
     }
 
     /** A readable name, {@code Class::method}, for messages and interceptors. */
@@ -113,12 +138,17 @@ public final class FunctionRef {
 
     /** The same method with other captured values (sharing everything derived from the method). */
     FunctionRef withCaptured(Object[] values) {
-        return new FunctionRef(identity, values);
+        return new FunctionRef(identity, values, handle);
     }
 
     /** A reference to the method {@code identity} names (as decoded by {@link FunctionIdentities}). */
     static FunctionRef of(Identity identity, Object[] captured) {
-        return new FunctionRef(identity, captured);
+        return new FunctionRef(identity, captured, NO_HANDLE);
+    }
+
+    /** The method's identity and what is derived from it. */
+    Identity identity() {
+        return identity;
     }
 
     /** The method's identity as {@link WireSerializers} writes it, encoded once. */
@@ -140,7 +170,7 @@ public final class FunctionRef {
     @Override
     public String toString() {
         return "FunctionRef[" + displayName() + descriptor + ", kind " + kind + ", " + (captured == null ? 0 : captured.length)
-                + " captured]";
+                + " captured" + (handle == NO_HANDLE ? "" : ", handle " + handle) + "]";
     }
 
     /** Identifies a method independent of captured values; used to cache resolutions. */

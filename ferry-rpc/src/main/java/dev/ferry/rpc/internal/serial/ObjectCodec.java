@@ -59,6 +59,8 @@ public final class ObjectCodec {
             "^Class (\\S+) is forbidden|^(?:class |interface )?(\\S+) is not registered");
 
     private final ForyPool fory;
+    /** The handles of the functions peers bound on this worker, which their calls name. */
+    private final FunctionHandles handles = new FunctionHandles();
     private final int outOfBandThreshold;
     private final Object attachment;
     private final RpcAgent agent;
@@ -179,6 +181,28 @@ public final class ObjectCodec {
         CallHeaders headers = MESSAGE.get();
         ObjectCodec codec = CURRENT.get();
         return headers == null || codec == null ? null : new MessageContext(codec.agent, headers);
+    }
+
+    /**
+     * Gives peers a handle for {@code function}, which their calls may carry instead of its identity
+     * (see {@link FunctionHandles}); the caller has resolved the function here and it is allowed.
+     */
+    public int bind(FunctionRef function) {
+        return handles.bind(function);
+    }
+
+    /** How many function handles this worker has given out. */
+    public int boundFunctions() {
+        return handles.size();
+    }
+
+    /** The function bound as {@code handle} on the worker whose codec decodes on this thread. */
+    static FunctionRef.Identity boundFunction(int handle) {
+        ObjectCodec codec = CURRENT.get();
+        if (codec == null) {
+            throw new IllegalStateException("function handle " + handle + " read outside of a codec");
+        }
+        return codec.handles.identity(handle);
     }
 
     /** The attachment of the codec working on this thread, or null outside encode and decode. */

@@ -27,7 +27,13 @@ final class WireSerializers {
     /**
      * {@code | identity length | identity (FunctionRef's encoding of class, method, descriptor and
      * kind, written once per method and recognised by FunctionIdentities) | captured count (or -1
-     * for null) | captured values |}.
+     * for null) | captured values |}. A function the callee bound ({@link FunctionHandles}) has
+     * {@code | 0 | handle |} in place of the identity (no identity is empty).
+     *
+     * <pre>
+     *   by reference:  varuint32 length (&gt; 0) | length bytes of identity
+     *   bound:         varuint32 0            | varuint32 handle
+     * </pre>
      */
     static final class FunctionRefSerializer extends Serializer<FunctionRef> {
         FunctionRefSerializer(Config config) {
@@ -46,6 +52,11 @@ final class WireSerializers {
         }
 
         static void writeIdentity(WriteContext write, FunctionRef value) {
+            if (value.handle() != FunctionRef.NO_HANDLE) {
+                write.getBuffer().writeVarUInt32(0);
+                write.getBuffer().writeVarUInt32(value.handle());
+                return;
+            }
             byte[] identity = value.identityBytes();
             write.getBuffer().writeVarUInt32(identity.length);
             write.getBuffer().writeBytes(identity);
@@ -53,7 +64,11 @@ final class WireSerializers {
 
         static FunctionRef.Identity readIdentity(ReadContext read) {
             MemoryBuffer buffer = read.getBuffer();
-            return FunctionIdentities.SHARED.read(buffer, buffer.readVarUInt32());
+            int length = buffer.readVarUInt32();
+            if (length == 0) {
+                return ObjectCodec.boundFunction(buffer.readVarUInt32());
+            }
+            return FunctionIdentities.SHARED.read(buffer, length);
         }
     }
 

@@ -124,6 +124,44 @@ class WireSerializersTest {
                 .hasMessageContaining("function identity");
     }
 
+    @Test
+    void aBoundFunctionTravelsAsItsHandleAndComesBackAsItself() {
+        ObjectCodec callee = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+        FunctionRef function = function(new Object[] {"prefix"});
+        int handle = callee.bind(function);
+        assertThat(callee.bind(new FunctionRef("com.example.Functions", "add", "(II)I", 6, null))).isEqualTo(handle);
+        assertThat(callee.boundFunctions()).isEqualTo(1);
+
+        CallRequest request = new CallRequest(function.withHandle(handle), new Object[] {1, 2});
+        byte[] bound = callee.encode(request).inBand();
+        byte[] byReference = callee.encode(new CallRequest(function, new Object[] {1, 2})).inBand();
+        // the handle (two bytes: a zero length, then the handle) in place of the identity and its length
+        assertThat(bound.length).isEqualTo(byReference.length - (function.identityBytes().length + 1) + 2);
+
+        CallRequest back = (CallRequest) callee.decode(ByteBuffer.wrap(bound), List.of());
+        assertThat(back.function().key()).isEqualTo(function.key());
+        assertThat(back.function().displayName()).isEqualTo("Functions::add");
+        assertThat(back.function().captured()).containsExactly("prefix");
+        assertThat(back.args()).containsExactly(1, 2);
+    }
+
+    @Test
+    void aHandleTheWorkerNeverGaveOutFailsThatMessageClearly() {
+        ObjectCodec callee = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+        ObjectCodec other = new ObjectCodec(new ClassPolicy(List.of()), List.of(), 64 * 1024);
+        FunctionRef function = function(null);
+        byte[] forged = callee.encode(new CallRequest(function.withHandle(other.bind(function) + 5), new Object[0])).inBand();
+
+        assertThatThrownBy(() -> callee.decode(ByteBuffer.wrap(forged), List.of()))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR))
+                .hasMessageContaining("function handle 5, which this worker never gave out");
+        // handles are the worker's own: another codec's handle means nothing here
+        byte[] elsewhere = callee.encode(new CallRequest(function.withHandle(other.bind(function)), new Object[0])).inBand();
+        assertThatThrownBy(() -> callee.decode(ByteBuffer.wrap(elsewhere), List.of()))
+                .hasMessageContaining("function handle 0, which this worker never gave out");
+    }
+
     private static int indexOf(byte[] bytes, byte[] part) {
         outer:
         for (int i = 0; i + part.length <= bytes.length; i++) {

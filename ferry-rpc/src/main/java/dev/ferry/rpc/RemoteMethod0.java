@@ -1,0 +1,59 @@
+package dev.ferry.rpc;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * A function of 0 arguments bound to the worker it runs on, resolved there once and then called as
+ * often as needed (tensorplay's {@code method_factory} / {@code new_method}): the worker looked
+ * the function up and checked it when it was bound, and each call carries a short handle in place of
+ * the function's reference. Made by {@link RpcTarget#method} (a function run on a worker) or
+ * {@link RRef#method} (a method run on an RRef's value, where it lives).
+ *
+ * <pre>{@code
+ * RemoteMethod0<Integer> value = counter.method(Counter::value);           // on an RRef's value, where it lives
+ * int now = value.rpcSync();
+ * }</pre>
+ *
+ * <p>Calls behave as the same calls made without binding: the same results, errors and timeouts.
+ * Immutable and thread-safe.
+ */
+public final class RemoteMethod0<R> {
+    private final BoundFunction bound;
+    private final Duration timeout;
+
+    RemoteMethod0(BoundFunction bound, Duration timeout) {
+        this.bound = Objects.requireNonNull(bound, "bound");
+        this.timeout = timeout;
+    }
+
+    /** The worker the function runs on. */
+    public WorkerInfo worker() {
+        return bound.worker();
+    }
+
+    /** This method with a per-call timeout instead of the one it was made with; {@link Duration#ZERO} means none. */
+    public RemoteMethod0<R> withTimeout(Duration timeout) {
+        return new RemoteMethod0<>(bound, Objects.requireNonNull(timeout, "timeout"));
+    }
+
+    /** Calls the function and waits for its result. */
+    public R rpcSync() {
+        return bound.invokeAndWait(new Object[] {}, timeout);
+    }
+
+    /** Calls the function; the future completes with its result. */
+    public RpcFuture<R> rpcAsync() {
+        return bound.invoke(new Object[] {}, timeout);
+    }
+
+    /** Runs the function and keeps the result on its worker: returns a reference to it at once. */
+    public RRef<R> remote() {
+        return bound.invokeRemote(new Object[] {}, timeout);
+    }
+
+    @Override
+    public String toString() {
+        return "RemoteMethod0(" + bound + ")";
+    }
+}
