@@ -6,9 +6,17 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import javax.tools.ToolProvider;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -110,6 +118,48 @@ class CallsByNameTest {
                 .isInstanceOfSatisfying(RpcException.class,
                         e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION))
                 .hasMessageContaining("no function is registered as 'nope' on worker1; registered: [count, greet, later, scale]");
+    }
+
+    @Test
+    void aFunctionCompiledWithoutParameterNamesIsRefusedSayingHowToCompileIt(@TempDir Path dir) throws Exception {
+        // A class compiled here without -parameters (this module's own are compiled with it),
+        // registering its own method as a program would.
+        Path source = dir.resolve("compiled/elsewhere/NoNames.java");
+        Files.createDirectories(source.getParent());
+        Files.writeString(source, """
+                package compiled.elsewhere;
+
+                public final class NoNames {
+                    public static double scale(double x, double factor) {
+                        return x * factor;
+                    }
+
+                    public static void register(dev.ferry.rpc.RpcAgent agent) {
+                        agent.register("unnamed", NoNames::scale);
+                    }
+                }
+                """);
+        String ferry = Path.of(RpcAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+        int status = ToolProvider.getSystemJavaCompiler().run(null, null, null,
+                "-d", dir.toString(), "-cp", ferry, source.toString());
+        assertThat(status).as("javac's exit status").isZero();
+
+        try (URLClassLoader loader = new URLClassLoader(new URL[] {dir.toUri().toURL()}, getClass().getClassLoader())) {
+            Class<?> noNames = loader.loadClass("compiled.elsewhere.NoNames");
+            assertThat(noNames.getMethod("scale", double.class, double.class).getParameters()[0].isNamePresent()).isFalse();
+            Method register = noNames.getMethod("register", RpcAgent.class);
+
+            assertThatThrownBy(() -> register.invoke(null, cluster.agent(1)))
+                    .isInstanceOf(InvocationTargetException.class)
+                    .cause()
+                    .isInstanceOfSatisfying(RpcException.class,
+                            e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
+                    .hasMessage("cannot register NoNames::scale as 'unnamed': its parameter names are not in its class"
+                            + " file; compile it with javac -parameters (Maven: <parameters>true</parameters>)");
+        }
+        assertThatThrownBy(() -> caller.rpcSync("worker1", "unnamed", List.of(1.0, 2.0), Map.of()))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION));
     }
 
     @Test
