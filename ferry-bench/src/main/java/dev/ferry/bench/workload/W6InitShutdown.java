@@ -109,6 +109,7 @@ public final class W6InitShutdown {
       timeline.awaitAll("INIT", world, deadline);
       timeline.awaitAll("DONE", world, deadline);
       GroupResult result = group.awaitCompletion(Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+      WorkerLauncher.awaitAotCache(spec);
       if (!result.succeeded()) {
         throw new RunFailure(result.summary() + " " + stderrTails(output, world));
       }

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -25,7 +24,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.stream.Stream;
 
 /**
@@ -41,9 +40,11 @@ import java.util.stream.Stream;
  * (each entry's size and time, so a rebuild trains anew), the main class and the workers' Ferry
  * settings ({@code FERRY_*} variables, which choose transports and so the code that runs hot). A run that finds no
  * cache for a role records one: its rank 0 (or rank 1) runs with {@code -XX:AOTMode=record}; once
- * the group has succeeded, {@link #finishTraining} assembles the cache ({@code -XX:AOTMode=create},
- * a JVM of its own, a few seconds) and later runs start with {@code -XX:AOTCache}. A marker file
- * keeps two launchers from recording the same role at once. A cache the JVM finds stale is
+ * the group has succeeded, {@link #finishTraining} has the cache assembled ({@code -XX:AOTMode=create},
+ * a few seconds) by a process it does not wait for ({@link AotCacheSaver}), which renames the
+ * finished file into place; runs that start after that start with {@code -XX:AOTCache}. A marker
+ * file, held until the cache is saved, keeps two launchers from recording or saving the same role
+ * at once. A cache the JVM finds stale is
  * ignored by it (the run is just not faster). On JDKs before 25, or with a class path that has
  * directories of classes (the JVM archives only jars), nothing happens.
  *
@@ -62,7 +63,8 @@ public final class AotCache {
   public static final int MIN_FEATURE = 25;
   /** A training marker older than this was left by a launcher that died: it no longer counts. */
   private static final Duration STALE_MARKER = Duration.ofMinutes(30);
-  private static final Duration CREATE_TIMEOUT = Duration.ofMinutes(5);
+  private static final String NULL_DEVICE =
+      System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).startsWith("windows") ? "NUL" : "/dev/null";
   /**
    * Caches kept per main class and role, the most recently used first (a cache is ~40 MiB and each
    * rebuild of a program trains a new one; a few cover checkouts or JDKs used in turn).
@@ -88,16 +90,19 @@ public final class AotCache {
   private final Path dir;
   private final int javaFeature;
   private final boolean eager;
+  /** The savers started by this cache and its copies, which share the list. */
+  private final List<ProcessHandle> saving;
 
-  private AotCache(Path dir, int javaFeature, boolean eager) {
+  private AotCache(Path dir, int javaFeature, boolean eager, List<ProcessHandle> saving) {
     this.dir = dir;
     this.javaFeature = javaFeature;
     this.eager = eager;
+    this.saving = saving;
   }
 
   /** A cache kept in {@code dir} (created when needed), for workers that run on this launcher's JDK. */
   public static AotCache in(Path dir) {
-    return new AotCache(dir, Runtime.version().feature(), false);
+    return new AotCache(dir, Runtime.version().feature(), false, new CopyOnWriteArrayList<>());
   }
 
   /**
@@ -115,7 +120,7 @@ public final class AotCache {
           EAGER_FEATURE, javaFeature);
       return this;
     }
-    return new AotCache(dir, javaFeature, eagerCompilation);
+    return new AotCache(dir, javaFeature, eagerCompilation, saving);
   }
 
   /** Whether workers that start from a cache compile its hot methods eagerly. */
@@ -144,7 +149,7 @@ public final class AotCache {
 
   /** For tests: as if the workers' JDK were of version {@code feature}. */
   static AotCache in(Path dir, int feature) {
-    return new AotCache(dir, feature, false);
+    return new AotCache(dir, feature, false, new CopyOnWriteArrayList<>());
   }
 
   /** Where the caches are kept. */
@@ -188,8 +193,11 @@ public final class AotCache {
   }
 
   /**
-   * After a run that succeeded: assembles the cache of each role this run recorded. Does nothing
-   * for roles it did not record. Failures are logged; the next run then records again.
+   * After a run that succeeded: starts assembling the cache of each role this run recorded, each
+   * in a process of its own ({@link AotCacheSaver}) that this launcher does not wait for: the user
+   * gets the prompt back while the cache is written, and the first run that starts after it is
+   * complete uses it. Does nothing for roles it did not record. Failures are logged (by the saver,
+   * into {@code <cache>.log}); the next run then records again.
    */
   public void finishTraining(WorkerGroupSpec spec) {
     for (int role = 0; role <= Math.min(1, spec.nproc() - 1); role++) {
@@ -198,11 +206,7 @@ public final class AotCache {
       if (!Files.exists(marker) || !ownsMarker(marker)) {
         continue;
       }
-      try {
-        if (Files.isRegularFile(config)) {
-          assemble(spec, role, config);
-        }
-      } finally {
+      if (!Files.isRegularFile(config) || !startSaving(spec, role, config, marker)) {
         deleteQuietly(config);
         deleteQuietly(marker);
       }
@@ -296,43 +300,56 @@ public final class AotCache {
     return Long.toString(ProcessHandle.current().pid());
   }
 
-  private void assemble(WorkerGroupSpec spec, int role, Path config) {
+  /** Starts the saver of {@code role}'s cache; false if it could not start (then nothing is saved). */
+  private boolean startSaving(WorkerGroupSpec spec, int role, Path config, Path marker) {
     Path cache = cacheFile(spec, role);
-    Path partial = dir.resolve(cache.getFileName() + ".partial");
-    List<String> command = new ArrayList<>();
-    command.add(spec.javaExecutable().toString());
-    command.addAll(spec.jvmFlags());
-    command.addAll(spec.jvmArgs());
-    command.add("-XX:AOTMode=create");
-    command.add("-XX:AOTConfiguration=" + config);
-    command.add("-XX:AOTCache=" + partial);
-    command.add("-cp");
-    command.add(spec.classpath());
-    long start = System.nanoTime();
-    log.info("saving what rank {}'s role loaded and compiled, so that the next runs start warm ({}; once per build, "
-        + "--no-aot-cache skips it)", role == 0 ? "0" : "1+", cache.getFileName());
+    List<String> create = new ArrayList<>();
+    create.add(spec.javaExecutable().toString());
+    create.addAll(spec.jvmFlags());
+    create.addAll(spec.jvmArgs());
+    create.add("-XX:AOTMode=create");
+    create.add("-XX:AOTConfiguration=" + config);
+    create.add(AotCacheSaver.outputFlag(cache));
+    create.add("-cp");
+    create.add(spec.classpath());
     try {
-      Process process = new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-      if (!process.waitFor(CREATE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        log.warn("AOT cache assembly took longer than {}; stopped, the next run records again", CREATE_TIMEOUT);
-        return;
-      }
-      if (process.exitValue() != 0 || !Files.isRegularFile(partial)) {
-        log.warn("AOT cache assembly failed (exit {}); the next run records again", process.exitValue());
-        return;
-      }
-      Files.move(partial, cache, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      log.info("AOT cache saved: {} MiB in {}", Files.size(cache) >> 20, Elapsed.format(Elapsed.since(start, System.nanoTime())));
-      prune(cache);
+      Process saver = new ProcessBuilder(AotCacheSaver.command(cache, config, marker, create))
+          .redirectErrorStream(true).redirectOutput(AotCacheSaver.logFile(cache).toFile())
+          .redirectInput(ProcessBuilder.Redirect.from(new File(NULL_DEVICE))).start();
+      saving.add(saver.toHandle());
+      log.info("saving what rank {}'s role loaded and compiled in the background, so that the next runs start warm "
+          + "({}; once per build, --no-aot-cache skips it)", role == 0 ? "0" : "1+", cache.getFileName());
+      return true;
     } catch (IOException e) {
       log.warn("cannot save the AOT cache {}: {}", cache, e.toString());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } finally {
-      deleteQuietly(partial);
+      return false;
     }
+  }
+
+  /** The savers this cache (or a copy of it) started that are still running. */
+  List<ProcessHandle> saving() {
+    saving.removeIf(handle -> !handle.isAlive());
+    return List.copyOf(saving);
+  }
+
+  /**
+   * Waits, at most {@code timeout}, for the caches this cache (or a copy of it) started saving to
+   * be saved or to fail. For a program that runs groups one after another and times them
+   * ({@code ferry bench}): its next run then starts from the cache, and no saving competes with it
+   * for the CPU. {@code ferry run} does not wait. Returns whether none is still being saved.
+   */
+  public boolean awaitSaved(Duration timeout) throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    for (ProcessHandle saver : saving()) {
+      try {
+        saver.onExit().get(Math.max(0, deadline - System.nanoTime()), java.util.concurrent.TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        return false;
+      } catch (java.util.concurrent.ExecutionException e) {
+        throw new IllegalStateException("waiting for an AOT cache saver failed", e.getCause());
+      }
+    }
+    return saving().isEmpty();
   }
 
   /** A cache's time is its last use, so that pruning keeps the ones in use. */

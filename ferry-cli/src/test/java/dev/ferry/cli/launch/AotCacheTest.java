@@ -75,6 +75,7 @@ class AotCacheTest {
     WorkerGroupSpec spec = spec(EnvEcho.class, 3).aotCache(cache).build();
 
     assertThat(run(spec).succeeded()).isTrue();
+    awaitSaved(cache);
     assertThat(files()).allMatch(name -> name.endsWith(".aot")).hasSize(2); // rank 0's role, the others'
 
     List<String> rank0 = WorkerCommand.commandLine(spec, 0);
@@ -83,6 +84,31 @@ class AotCacheTest {
     assertThat(rank2).contains("-XX:AOTCache=" + cache.cacheFile(spec, 1));
     assertThat(run(spec).succeeded()).isTrue();
     assertThat(files()).hasSize(2);
+  }
+
+  @Test
+  void theLauncherReturnsWhileTheCacheIsSavedAndNoRunStartsFromItOrTrainsItUntilItIsComplete() throws Exception {
+    assumeThat(Runtime.version().feature()).isGreaterThanOrEqualTo(AotCache.MIN_FEATURE);
+    AotCache cache = AotCache.in(dir);
+    WorkerGroupSpec spec = spec(EnvEcho.class, 1).aotCache(cache).build();
+
+    assertThat(run(spec).succeeded()).isTrue();
+    // The group's result is in while the cache is still being written (a JVM that takes seconds) ...
+    List<ProcessHandle> savers = cache.saving();
+    assertThat(savers).hasSize(1);
+    // ... under another name: a run starting now neither uses the half-written file nor trains anew.
+    assertThat(WorkerCommand.commandLine(spec, 0)).noneMatch(flag -> flag.startsWith("-XX:AOT"));
+    assertThat(dir.resolve(cache.cacheFile(spec, 0).getFileName())).doesNotExist();
+
+    awaitSaved(cache);
+    assertThat(savers.get(0).isAlive()).isFalse();
+    assertThat(files()).containsExactly(cache.cacheFile(spec, 0).getFileName().toString()); // no marker, log, part
+    assertThat(WorkerCommand.commandLine(spec, 0)).contains("-XX:AOTCache=" + cache.cacheFile(spec, 0));
+  }
+
+  /** Waits, bounded, for the savers {@code cache} started: the cache is complete, or failed, when they are gone. */
+  private static void awaitSaved(AotCache cache) throws Exception {
+    assertThat(cache.awaitSaved(Duration.ofMinutes(2))).as("caches saved within 2 minutes").isTrue();
   }
 
   @Test
@@ -135,6 +161,7 @@ class AotCacheTest {
     WorkerGroupSpec spec = spec(EnvEcho.class, 3).aotCache(cache).build();
 
     assertThat(run(spec).succeeded()).isTrue(); // trains as usual
+    awaitSaved(cache);
 
     for (int rank = 0; rank < 3; rank++) {
       assertThat(WorkerCommand.commandLine(spec, rank))
