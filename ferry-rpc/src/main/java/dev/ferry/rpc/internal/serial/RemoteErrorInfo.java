@@ -16,7 +16,8 @@ import java.util.Set;
  */
 public record RemoteErrorInfo(String code, String className, String message, List<Frame> frames,
                               RemoteErrorInfo cause) {
-    private static final int MAX_CAUSES = 32;
+    /** The most causes described; a decoder refuses more. */
+    static final int MAX_CAUSES = 32;
 
     /** One stack frame. */
     public record Frame(String declaringClass, String methodName, String fileName, int lineNumber) {

@@ -7,16 +7,22 @@ import org.apache.fory.context.WriteContext;
 import org.apache.fory.memory.MemoryBuffer;
 import org.apache.fory.serializer.Serializer;
 
+import java.util.ArrayList;
+import java.util.List;
+
 /**
  * Hand-written Fory serializers for the wire types every call carries ({@link FunctionRef},
- * {@link CallRequest}) and the ones rendezvous sends ({@link WorkerInfo}).
+ * {@link CallRequest}), the one every failed call answers ({@link RemoteErrorInfo}) and the ones
+ * rendezvous sends ({@link WorkerInfo}).
  *
  * <h2>Why not Fory's generated ones</h2>
  * Fory generates a serializer class for each record on first use, compiling Java source with
  * Janino inside the worker: some 100 ms of CPU per process during {@code init}, and a queue of
  * just-in-time compilations (Janino itself, method-handle plumbing) that the JVM then works through
- * after {@code init} has returned, while the worker should be idle. These types are fixed and
- * small, so a few lines each do the same job from the first call on. Their values are immutable
+ * after {@code init} has returned, while the worker should be idle (and, for a remote error, the
+ * first failed call waited for it). A generated serializer is also a class of no module, which
+ * cannot reach Ferry's internal packages when Ferry runs on the module path. These types are fixed
+ * and small, so a few lines each do the same job from the first call on. Their values are immutable
  * and never shared within a message, so they are written without reference tracking.
  */
 final class WireSerializers {
@@ -104,6 +110,83 @@ final class WireSerializers {
                 }
             }
             return new CallRequest(FunctionRef.of(identity, captured), args);
+        }
+    }
+
+    /**
+     * {@code | code | class name | message? | frame count | frames | cause? |}, a frame
+     * {@code | declaring class | method | file? | line |}, where {@code x?} is a presence flag
+     * and, when present, the value; causes at most {@link RemoteErrorInfo#MAX_CAUSES} deep.
+     */
+    static final class RemoteErrorInfoSerializer extends Serializer<RemoteErrorInfo> {
+        /** The fewest bytes a frame takes: two empty strings, a flag and a line. */
+        private static final int MIN_FRAME_BYTES = 4;
+
+        RemoteErrorInfoSerializer(Config config) {
+            super(config, RemoteErrorInfo.class, false, true);
+        }
+
+        @Override
+        public void write(WriteContext write, RemoteErrorInfo value) {
+            for (RemoteErrorInfo error = value; error != null; error = error.cause()) {
+                writeNullable(write, error.code());
+                writeNullable(write, error.className());
+                writeNullable(write, error.message());
+                write.writeVarUInt32(error.frames().size());
+                for (RemoteErrorInfo.Frame frame : error.frames()) {
+                    write.writeString(frame.declaringClass());
+                    write.writeString(frame.methodName());
+                    writeNullable(write, frame.fileName());
+                    write.writeVarInt32(frame.lineNumber());
+                }
+                write.writeBoolean(error.cause() != null);
+            }
+        }
+
+        @Override
+        public RemoteErrorInfo read(ReadContext read) {
+            List<RemoteErrorInfo> chain = new ArrayList<>();
+            boolean more = true;
+            while (more) {
+                if (chain.size() > RemoteErrorInfo.MAX_CAUSES) {
+                    throw new IllegalArgumentException("a remote error with more than " + RemoteErrorInfo.MAX_CAUSES
+                            + " causes");
+                }
+                String code = readNullable(read);
+                String className = readNullable(read);
+                String message = readNullable(read);
+                int count = read.readVarUInt32();
+                if (count < 0 || (long) count * MIN_FRAME_BYTES > read.getBuffer().remaining()) {
+                    throw new IllegalArgumentException("frame count " + count + " exceeds the "
+                            + read.getBuffer().remaining() + " bytes left in the message");
+                }
+                List<RemoteErrorInfo.Frame> frames = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    String declaringClass = read.readString();
+                    String methodName = read.readString();
+                    frames.add(new RemoteErrorInfo.Frame(declaringClass, methodName, readNullable(read),
+                            read.readVarInt32()));
+                }
+                chain.add(new RemoteErrorInfo(code, className, message, frames, null));
+                more = read.readBoolean();
+            }
+            RemoteErrorInfo error = null;
+            for (int i = chain.size() - 1; i >= 0; i--) {
+                RemoteErrorInfo link = chain.get(i);
+                error = new RemoteErrorInfo(link.code(), link.className(), link.message(), link.frames(), error);
+            }
+            return error;
+        }
+
+        private static void writeNullable(WriteContext write, String value) {
+            write.writeBoolean(value != null);
+            if (value != null) {
+                write.writeString(value);
+            }
+        }
+
+        private static String readNullable(ReadContext read) {
+            return read.readBoolean() ? read.readString() : null;
         }
     }
 

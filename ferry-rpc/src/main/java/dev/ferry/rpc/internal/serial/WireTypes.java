@@ -14,7 +14,7 @@ public final class WireTypes {
             FunctionRef.class,        // 300
             CallRequest.class,        // 301
             RemoteErrorInfo.class,    // 302
-            RemoteErrorInfo.Frame.class, // 303
+            RemoteErrorInfo.Frame.class, // 303 (written within RemoteErrorInfo now; the id stays taken)
             WorkerInfo.class          // 304
     );
     private static final int FIRST_ID = 300;
@@ -37,6 +37,8 @@ public final class WireTypes {
                 registry.register(type, id, resolver -> new WireSerializers.FunctionRefSerializer(resolver.getConfig()));
             } else if (type == CallRequest.class) {
                 registry.register(type, id, resolver -> new WireSerializers.CallRequestSerializer(resolver.getConfig()));
+            } else if (type == RemoteErrorInfo.class) {
+                registry.register(type, id, resolver -> new WireSerializers.RemoteErrorInfoSerializer(resolver.getConfig()));
             } else if (type == WorkerInfo.class) {
                 registry.register(type, id, resolver -> new WireSerializers.WorkerInfoSerializer(resolver.getConfig()));
             } else {

@@ -162,6 +162,39 @@ class WireSerializersTest {
                 .hasMessageContaining("function handle 0, which this worker never gave out");
     }
 
+    @Test
+    void aRemoteErrorComesBackWithItsFramesAndCauses() {
+        IllegalStateException root = new IllegalStateException("disk full");
+        RuntimeException error = new RuntimeException("cannot save", new IllegalArgumentException(null, root));
+        RemoteErrorInfo info = RemoteErrorInfo.of(error);
+        RemoteErrorInfo withNulls = new RemoteErrorInfo(null, "com.example.Failure", null,
+                List.of(new RemoteErrorInfo.Frame("com.example.Gen", "run", null, -2)), info);
+
+        assertThat(roundTrip(info)).isEqualTo(info);
+        assertThat(roundTrip(withNulls)).isEqualTo(withNulls);
+        assertThat(((RemoteErrorInfo) roundTrip(info)).cause().cause().message()).isEqualTo("disk full");
+    }
+
+    @Test
+    void aRemoteErrorWithTooManyCausesOrAFalseFrameCountFailsThatMessageClearly() {
+        RemoteErrorInfo chain = null;
+        for (int i = 0; i < 40; i++) {
+            chain = new RemoteErrorInfo("REMOTE_ERROR", "E" + i, null, List.of(), chain);
+        }
+        byte[] deep = CODEC.encode(chain).inBand();
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(deep), List.of()))
+                .hasMessageContaining("a remote error with more than 32 causes");
+
+        // No frames and no cause: the stream ends with frame count 0 and cause flag 0. Claim 127 frames.
+        byte[] bytes = CODEC.encode(new RemoteErrorInfo("REMOTE_ERROR", "E", "m", List.of(), null)).inBand();
+        assertThat(bytes[bytes.length - 2]).isZero();
+        bytes[bytes.length - 2] = 0x7f;
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(bytes), List.of()))
+                .hasMessageContaining("frame count 127 exceeds");
+        // the codec still works for the next message
+        assertThat(roundTrip(new RemoteErrorInfo("REMOTE_ERROR", "E", "m", List.of(), null))).isNotNull();
+    }
+
     private static int indexOf(byte[] bytes, byte[] part) {
         outer:
         for (int i = 0; i + part.length <= bytes.length; i++) {
