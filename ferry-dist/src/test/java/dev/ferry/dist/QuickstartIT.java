@@ -78,6 +78,50 @@ class QuickstartIT {
     assertThat(result.output()).contains("[0] 7 11 2");
   }
 
+  /**
+   * A program of its own on the module path, with the quick start's dependencies (Ferry's from the
+   * BOM) as the module path and the flags README gives: it calls, is called, gets remote errors, and
+   * cannot reach Ferry's internal packages, neither when it is compiled nor by reflection.
+   */
+  @Test
+  void aProgramOnTheModulePathWorksAndCannotReachFerrysInternals() throws Exception {
+    Path deps = quickstart.resolve("target/deps");
+    Path classes = work.resolve("modular-classes");
+    Result compiled = javac(deps, classes, Path.of(System.getProperty("ferry.modular")));
+    assertThat(compiled.code()).as(compiled.output()).isZero();
+
+    Result peek = javac(deps, work.resolve("peek-classes"), Path.of(System.getProperty("ferry.modular.internal")));
+    assertThat(peek.code()).as(peek.output()).isNotZero();
+    assertThat(peek.output()).contains("package dev.ferry.rpc.internal.agent is not visible",
+        "(package dev.ferry.rpc.internal.agent is declared in module dev.ferry.rpc, which does not export it)");
+
+    Result run = run(elsewhere, List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "--module-path", deps + ":" + classes,
+        "--add-modules", "io.netty.transport.epoll.linux.x86_64",
+        "--enable-native-access=dev.ferry.rpc,io.netty.common",
+        "--add-opens=java.base/java.lang.invoke=org.apache.fory.core",
+        "-m", "com.example.modular/com.example.modular.Main"));
+    assertThat(run.code()).as(run.output()).isZero();
+    assertThat(run.output()).as(run.output()).contains(
+        "calls: Point[x=11, y=12] 6 3 worker1 netty-epoll",
+        "error: REMOTE_ERROR java.lang.IllegalStateException boom",
+        "module: dev.ferry.rpc exports dev.ferry.rpc.internal.agent: false",
+        "internal: class com.example.modular.Main (in module com.example.modular) cannot access class"
+            + " dev.ferry.rpc.internal.serial.FunctionRef (in module dev.ferry.rpc) because module dev.ferry.rpc"
+            + " does not export dev.ferry.rpc.internal.serial to module com.example.modular")
+        .doesNotContain("WARNING"); // README's flags leave the JVM nothing to warn about
+  }
+
+  /** Compiles the module whose sources are under {@code sources} against {@code modulePath}. */
+  private static Result javac(Path modulePath, Path classes, Path sources) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "javac").toString(),
+        "--module-path", modulePath.toString(), "-d", classes.toString()));
+    try (Stream<Path> files = Files.walk(sources)) {
+      files.filter(file -> file.toString().endsWith(".java")).forEach(file -> command.add(file.toString()));
+    }
+    return run(elsewhere, command);
+  }
+
   @Test
   void helpAndVersionAnswerAndExitZero() throws Exception {
     Result version = ferry("--version");

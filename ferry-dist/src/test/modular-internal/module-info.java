@@ -1,0 +1,3 @@
+module com.example.peek {
+    requires dev.ferry.rpc;
+}
