@@ -31,6 +31,9 @@ import java.util.concurrent.TimeoutException;
  * total_s    = last DONE  - t_go
  * ready_s    = last READY - spawn         JVM start + class loading; not part of init
  * init_local_max_s = max over ranks of (init returned - GO read), each on its worker's clock
+ init_cpu_s_per_worker, init_classes_loaded_per_worker, init_jit_ms_per_worker
+            = what init cost a worker (process CPU time, classes loaded, JIT compilation time),
+              the mean over the ranks: evidence that does not depend on the machine's load
  * </pre>
  *
  * A line's arrival lags its event by the pipe and a thread wake-up (well under a millisecond),
@@ -114,8 +117,14 @@ public final class W6InitShutdown {
         throw new RunFailure(result.summary() + " " + stderrTails(output, world));
       }
       double localInit = 0;
+      double cpu = 0;
+      double classes = 0;
+      double jit = 0;
       for (Map<String, Object> r : output.results().values()) {
         localInit = Math.max(localInit, ((Number) r.get("init_local_s")).doubleValue());
+        cpu += ((Number) r.get("init_cpu_s")).doubleValue() / world;
+        classes += ((Number) r.get("init_classes_loaded")).doubleValue() / world;
+        jit += ((Number) r.get("init_jit_ms")).doubleValue() / world;
       }
       Map<String, Double> out = new LinkedHashMap<>();
       out.put("init_s", (timeline.max("INIT") - go) / 1e9);
@@ -123,6 +132,10 @@ public final class W6InitShutdown {
       out.put("total_s", (timeline.max("DONE") - go) / 1e9);
       out.put("ready_s", (ready - spawn) / 1e9);
       out.put("init_local_max_s", localInit);
+      // Per worker, averaged over the group: what init costs whatever the machine's load.
+      out.put("init_cpu_s_per_worker", cpu);
+      out.put("init_classes_loaded_per_worker", classes);
+      out.put("init_jit_ms_per_worker", jit);
       return out;
     } catch (TimeoutException e) {
       throw new RunFailure("timed out after " + timeout.toSeconds() + " s, workers killed: " + e.getMessage()

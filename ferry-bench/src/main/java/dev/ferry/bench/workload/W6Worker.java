@@ -5,6 +5,9 @@ import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcAgents;
 import dev.ferry.rpc.RpcBackendOptions;
 import java.io.BufferedReader;
+import java.lang.management.ClassLoadingMXBean;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -23,7 +26,7 @@ import java.util.Map;
  *   INIT   ------------------------------&gt;  timestamp on arrival
  *   graceful shutdown
  *   DONE   ------------------------------&gt;  timestamp on arrival
- *   RESULT {init_local_s, shutdown_local_s}
+ *   RESULT {init_local_s, shutdown_local_s, init_cpu_s, init_classes_loaded, init_jit_ms}
  * </pre>
  *
  * The JDK has no system-wide monotonic clock that two JVMs can compare ({@code System.nanoTime}
@@ -44,6 +47,12 @@ public final class W6Worker {
     // factory, with their static initialisers, as Python imports torch.distributed.rpc.
     RpcBackendOptions options = ctx.options(16, Duration.ofSeconds(60));
     Class.forName(RpcAgents.class.getName(), true, W6Worker.class.getClassLoader());
+    // What init costs this process, whatever the load: CPU, classes loaded, JIT compilation
+    // (the beans are fetched before READY, so that their own loading is not counted).
+    com.sun.management.OperatingSystemMXBean os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    ClassLoadingMXBean classes = ManagementFactory.getClassLoadingMXBean();
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     ctx.signal("READY");
     BufferedReader stdin = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
     String line = stdin.readLine();
@@ -51,8 +60,14 @@ public final class W6Worker {
       throw new IllegalStateException("expected GO on stdin, got " + line);
     }
     long go = System.nanoTime();
+    long cpuAtGo = os.getProcessCpuTime();
+    long classesAtGo = classes.getTotalLoadedClassCount();
+    long jitAtGo = jit.getTotalCompilationTime();
     RpcAgent agent = RpcAgents.start("worker" + ctx.rank(), ctx.rank(), ctx.world(), options);
     long init = System.nanoTime();
+    long cpuInit = os.getProcessCpuTime() - cpuAtGo;
+    long classesInit = classes.getTotalLoadedClassCount() - classesAtGo;
+    long jitInit = jit.getTotalCompilationTime() - jitAtGo;
     ctx.signal("INIT");
     agent.shutdown();
     long end = System.nanoTime();
@@ -60,6 +75,9 @@ public final class W6Worker {
     Map<String, Object> result = new LinkedHashMap<>();
     result.put("init_local_s", (init - go) / 1e9);
     result.put("shutdown_local_s", (end - init) / 1e9);
+    result.put("init_cpu_s", cpuInit / 1e9);
+    result.put("init_classes_loaded", classesInit);
+    result.put("init_jit_ms", jitInit);
     ctx.report(result);
   }
 }
