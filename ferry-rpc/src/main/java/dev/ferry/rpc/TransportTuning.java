@@ -250,7 +250,9 @@ public final class TransportTuning {
         long sharedMemoryBytes = 512L << 20;
         int syncLanes = 4;
         boolean directWrites = true;
-        Duration spinTime = Duration.ofMillis(1).dividedBy(5);
+        // 200 us; not Duration.ofMillis(1).dividedBy(5), whose BigDecimal arithmetic initializes
+        // BigDecimal: some 50 ms of a cold JVM's start, on every worker's first options.
+        Duration spinTime = Duration.ofNanos(200_000);
         long receiveBufferPoolBytes = 512L << 20;
         boolean memoryCollections = true;
         int ioThreads = Math.min(2, Runtime.getRuntime().availableProcessors());
