@@ -38,7 +38,7 @@ for i in $(seq 1 $R); do
   log probe-$i; $FERRY run --nproc 2 --no-status -cp $S/probe/probe.jar probe.Probe > $S/probe-$i.log 2>&1
 done
 # Before / after the hand-written serializer of remote errors (9b48f1e), interleaved: BEFORE_JAR is
-# ferry-rpc's jar built at bc05020 (git archive bc05020 | tar -x -C DIR; mvn -pl ferry-rpc package).
+# ferry-rpc's jar built just before 4b7eb51 (the sitting used bc05020, that branch before its rebase; git archive <commit> | tar -x -C DIR; mvn -pl ferry-rpc package).
 if [ -n "${BEFORE_JAR:-}" ]; then
   LIB="$(pwd)/ferry-cli/target/lib/*"
   for v in before after; do # each variant's own AOT cache, trained by one discarded run
