@@ -4,9 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.ferry.rpc.store.TcpStore;
-import dev.ferry.rpc.testing.LocalCluster;
-import dev.ferry.rpc.store.TcpStoreServer;
+import dev.ferry.rpc.testing.DynamicWorld;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -29,30 +27,20 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 class DynamicMembershipTest {
     private static final Duration STEP = Duration.ofSeconds(30);
-    private TcpStoreServer store;
-    private final List<RpcAgent> agents = new CopyOnWriteArrayList<>();
+    private DynamicWorld world;
 
     @BeforeEach
     void startStore() {
-        store = TcpStoreServer.start("127.0.0.1", 0);
+        world = DynamicWorld.start();
     }
 
     @AfterEach
     void stopAll() {
-        agents.forEach(agent -> agent.shutdown(false, Duration.ZERO));
-        store.close();
+        world.close();
     }
 
     private RpcAgent start(int rank, int worldSize) {
-        RpcBackendOptions options = RpcBackendOptions.builder()
-                .initMethod("tcp://127.0.0.1:" + store.address().getPort())
-                .rendezvousTimeout(STEP)
-                .applicationPackage(LocalCluster.TEST_CODE)
-                .build();
-        RpcAgent agent = BackendRegistry.initBackend(BackendType.NETTY,
-                TcpStore.connect("127.0.0.1", store.address().getPort(), STEP), "worker" + rank, rank, worldSize, options);
-        agents.add(agent);
-        return agent;
+        return world.join(rank, worldSize);
     }
 
     private static List<String> names(RpcAgent agent) {
@@ -150,6 +138,11 @@ class DynamicMembershipTest {
         });
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("at once, not by timeout").isLessThan(5_000);
         assertThat(one.rpcSync("worker2", Ops::add, 1, 2)).isEqualTo(3);
+        // By id too (how distributed autograd addresses a peer): the same answer as by name.
+        assertThatThrownBy(() -> one.getWorkerInfo(0)).isInstanceOfSatisfying(RpcException.class, e -> {
+            assertThat(e.code()).isEqualTo(RpcException.Code.UNAVAILABLE);
+            assertThat(e.getMessage()).contains("worker0 left the group");
+        });
 
         // Rank 0 is free again, and no worker held the store: a newcomer joins the rest.
         RpcAgent newcomer = start(0, 0);
@@ -157,6 +150,7 @@ class DynamicMembershipTest {
         assertThat(newcomer.rpcSync("worker2", Ops::whoAmI)).isEqualTo("worker2");
         await().atMost(STEP).until(() -> heard.contains("joined worker0"));
         assertThat(one.rpcSync("worker0", Ops::whoAmI)).isEqualTo("worker0");
+        assertThat(one.getWorkerInfo(0)).isEqualTo(newcomer.getWorkerInfo());
         for (RpcAgent agent : List.of(one, two, newcomer)) {
             agent.shutdown();
         }

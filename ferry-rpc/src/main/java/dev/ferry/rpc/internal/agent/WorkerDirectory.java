@@ -28,15 +28,22 @@ final class WorkerDirectory {
     private final Map<Integer, Entry> byId;
     /** Why each former member is gone, by name. */
     private final Map<String, String> gone;
+    /**
+     * The former members' names by id, so that a lookup by id (how distributed autograd and RRefs
+     * address a peer) fails as one by name does; an id taken by a new member is no longer here.
+     */
+    private final Map<Integer, String> goneIds;
 
     WorkerDirectory(WorkerInfo self, List<Entry> entries) {
-        this(self, index(entries), Map.of());
+        this(self, index(entries), Map.of(), Map.of());
     }
 
-    private WorkerDirectory(WorkerInfo self, Map<String, Entry> byName, Map<String, String> gone) {
+    private WorkerDirectory(WorkerInfo self, Map<String, Entry> byName, Map<String, String> gone,
+            Map<Integer, String> goneIds) {
         this.self = self;
         this.byName = Map.copyOf(byName);
         this.gone = Map.copyOf(gone);
+        this.goneIds = Map.copyOf(goneIds);
         Map<Integer, Entry> ids = new HashMap<>();
         byName.values().forEach(entry -> ids.put(entry.info().id(), entry));
         this.byId = Map.copyOf(ids);
@@ -55,16 +62,22 @@ final class WorkerDirectory {
         members.put(entry.info().name(), entry);
         Map<String, String> former = new HashMap<>(gone);
         former.remove(entry.info().name());
-        return new WorkerDirectory(self, members, former);
+        Map<Integer, String> formerIds = new HashMap<>(goneIds);
+        formerIds.remove(entry.info().id());
+        return new WorkerDirectory(self, members, former, formerIds);
     }
 
     /** This directory without the member {@code name}, which is gone for {@code why}. */
     WorkerDirectory without(String name, String why) {
         Map<String, Entry> members = new HashMap<>(byName);
-        members.remove(name);
+        Entry leaving = members.remove(name);
         Map<String, String> former = new HashMap<>(gone);
         former.put(name, why);
-        return new WorkerDirectory(self, members, former);
+        Map<Integer, String> formerIds = new HashMap<>(goneIds);
+        if (leaving != null) {
+            formerIds.put(leaving.info().id(), name);
+        }
+        return new WorkerDirectory(self, members, former, formerIds);
     }
 
     WorkerInfo self() {
@@ -95,6 +108,9 @@ final class WorkerDirectory {
 
     WorkerInfo byId(int id) {
         Entry entry = byId.get(id);
+        if (entry == null && goneIds.containsKey(id)) {
+            throw notAMember(goneIds.get(id));
+        }
         if (entry == null) {
             throw new RpcException(RpcException.Code.INVALID_ARGUMENT,
                     describeSelf() + " could not find destination id " + id + " (ids are " + byId.keySet() + ")");
