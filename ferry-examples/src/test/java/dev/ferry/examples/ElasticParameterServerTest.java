@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Timeout;
  * meanwhile, the new worker2 resumes its shard where the server had it, and the held-out loss keeps
  * falling. Prints how long the server took to find the death, how long the trainer took to rejoin,
  * and how much work was lost. Then the replicated server: its primary is killed, the trainers go on
- * against the replica, which takes over, and the restarted primary catches up as its replica.
+ * against the replica, which takes over, and the restarted primary catches up as its replica; or
+ * its replica is killed, the trainers go on against the primary without failing over, and the
+ * restarted replica catches up.
  */
 @Timeout(180)
 class ElasticParameterServerTest {
@@ -88,11 +90,7 @@ class ElasticParameterServerTest {
     void theReplicatedServerGoesOnWhenItsPrimaryIsKilledAndTheRestartedOneCatchesUp() throws Exception {
         List<Line> lines = new CopyOnWriteArrayList<>();
         try (WorkerGroup group = new WorkerGroup(spec(5, List.of("3000", "replicated"), lines)).start()) {
-            awaitLine(lines, 2, l -> l.startsWith("STEP 25 "));
-            Process primary = group.process(0);
-            long killed = System.nanoTime();
-            primary.destroyForcibly(); // SIGKILL the primary server
-            assertThat(primary.waitFor(10, TimeUnit.SECONDS)).isTrue();
+            long killed = killOnceTraining(group, lines, 0); // the primary
 
             awaitLine(lines, 1, l -> l.startsWith("PRIMARY after worker0 was lost"));
             awaitLine(lines, 0, l -> l.startsWith("REPLICA OF worker1 AT "));
@@ -100,9 +98,9 @@ class ElasticParameterServerTest {
             String transcript = result.summary() + "\n" + transcript(lines);
             assertThat(result.succeeded()).as(transcript).isTrue();
             assertThat(group.restarts(0)).isEqualTo(1);
+            assertEveryShardFinished(lines, transcript);
             for (int rank = 2; rank <= 4; rank++) {
                 int r = rank;
-                assertThat(lines).as(transcript).anyMatch(l -> l.rank() == r && l.text().startsWith("STEP 3000 "));
                 assertThat(lines).as(transcript).anyMatch(l -> l.rank() == r && l.text().startsWith("FAILOVER TO worker1"));
             }
             // The loss keeps falling on the server that took over.
@@ -111,9 +109,7 @@ class ElasticParameterServerTest {
             assertThat(afterTakeover).as(transcript).hasSizeGreaterThan(2);
             assertThat(afterTakeover.getLast()).as("held-out loss at the end vs right after the takeover")
                     .isLessThan(afterTakeover.getFirst());
-            // Both servers end with every step of every shard.
-            assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 0 && l.text().startsWith("RESULT 9000 updates"));
-            assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 1 && l.text().startsWith("RESULT 9000 updates"));
+            assertBothServersHaveEveryStep(lines, transcript);
 
             long failover = first(lines, 2, l -> l.startsWith("FAILOVER TO worker1")).nanos();
             long promoted = first(lines, 1, l -> l.startsWith("PRIMARY")).nanos();
@@ -123,6 +119,54 @@ class ElasticParameterServerTest {
                             + " replica again %d ms after it%n", TimeUnit.NANOSECONDS.toMillis(failover - killed),
                     TimeUnit.NANOSECONDS.toMillis(promoted - killed), TimeUnit.NANOSECONDS.toMillis(caughtUp - killed));
         }
+    }
+
+    @Test
+    void theReplicatedServerGoesOnAgainstItsPrimaryWhenItsReplicaIsKilledAndTheRestartedOneCatchesUp()
+            throws Exception {
+        List<Line> lines = new CopyOnWriteArrayList<>();
+        try (WorkerGroup group = new WorkerGroup(spec(5, List.of("3000", "replicated"), lines)).start()) {
+            killOnceTraining(group, lines, 1); // the replica
+
+            awaitLine(lines, 0, l -> l.startsWith("REPLICA LOST worker1"));
+            awaitLine(lines, 1, l -> l.startsWith("REPLICA OF worker0 AT "));
+            GroupResult result = group.awaitCompletion(Duration.ofSeconds(120));
+            String transcript = result.summary() + "\n" + transcript(lines);
+            assertThat(result.succeeded()).as(transcript).isTrue();
+            assertThat(group.restarts(1)).isEqualTo(1);
+            assertThat(group.restarts(0)).isZero();
+            assertEveryShardFinished(lines, transcript);
+            assertThat(lines).as("the trainers stayed with the primary: " + transcript)
+                    .noneMatch(l -> l.text().startsWith("FAILOVER TO") || l.text().startsWith("PRIMARY"));
+            assertBothServersHaveEveryStep(lines, transcript);
+        }
+    }
+
+    /**
+     * Once worker2 has trained 25 steps, SIGKILLs server {@code rank} (as {@code kill -9}) and waits
+     * for its process to end; returns when it was killed.
+     */
+    private static long killOnceTraining(WorkerGroup group, List<Line> lines, int rank) throws InterruptedException {
+        awaitLine(lines, 2, l -> l.startsWith("STEP 25 "));
+        Process server = group.process(rank);
+        long killed = System.nanoTime();
+        server.destroyForcibly();
+        assertThat(server.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return killed;
+    }
+
+    /** Every trainer (worker2 to worker4) reported its shard's last step. */
+    private static void assertEveryShardFinished(List<Line> lines, String transcript) {
+        for (int rank = 2; rank <= 4; rank++) {
+            int r = rank;
+            assertThat(lines).as(transcript).anyMatch(l -> l.rank() == r && l.text().startsWith("STEP 3000 "));
+        }
+    }
+
+    /** Both servers end with every step of every shard (3 trainers of 3000 steps). */
+    private static void assertBothServersHaveEveryStep(List<Line> lines, String transcript) {
+        assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 0 && l.text().startsWith("RESULT 9000 updates"));
+        assertThat(lines).as(transcript).anyMatch(l -> l.rank() == 1 && l.text().startsWith("RESULT 9000 updates"));
     }
 
     /** The example on {@code nproc} JVMs with one restart per rank, its lines collected in {@code lines}. */
