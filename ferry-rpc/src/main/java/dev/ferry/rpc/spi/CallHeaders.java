@@ -57,9 +57,18 @@ public final class CallHeaders {
         if (names.length == 0) {
             return EMPTY;
         }
+        // A peer chooses the count (up to 65,535 entries): the duplicate check must stay linear.
+        // A call's few headers are compared pairwise; more go through a hash set.
+        java.util.Set<String> seen = names.length > PAIRWISE_LIMIT ? new java.util.HashSet<>() : null;
         for (int i = 0; i < names.length; i++) {
             Objects.requireNonNull(names[i], "name");
             Objects.requireNonNull(values[i], "value");
+            if (seen != null) {
+                if (!seen.add(names[i])) {
+                    return ofRepeated(names, values);
+                }
+                continue;
+            }
             for (int j = 0; j < i; j++) {
                 if (names[j].equals(names[i])) {
                     return ofRepeated(names, values);
@@ -69,12 +78,16 @@ public final class CallHeaders {
         return new CallHeaders(names, values);
     }
 
+    /** Entries up to which {@link #ofRaw(String[], byte[][])} looks for repeated names pairwise. */
+    private static final int PAIRWISE_LIMIT = 16;
+
+    /** As {@link #withRaw} entry by entry (a repeated name keeps its first place and its last value), in linear time. */
     private static CallHeaders ofRepeated(String[] names, byte[][] values) {
-        CallHeaders headers = EMPTY;
+        java.util.LinkedHashMap<String, byte[]> merged = new java.util.LinkedHashMap<>();
         for (int i = 0; i < names.length; i++) {
-            headers = headers.withRaw(names[i], values[i]);
+            merged.put(names[i], values[i]);
         }
-        return headers;
+        return new CallHeaders(merged.keySet().toArray(String[]::new), merged.values().toArray(byte[][]::new));
     }
 
     /** The value under {@code key}, or null if absent. */

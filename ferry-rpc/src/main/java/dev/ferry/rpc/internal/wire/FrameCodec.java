@@ -411,6 +411,11 @@ public final class FrameCodec {
         if (count == 0) {
             return CallHeaders.empty();
         }
+        // Each entry takes at least a name length and a value length: a count the section cannot
+        // hold is refused before arrays are sized by it.
+        if (count > section.readableBytes() / (1 + 4)) {
+            throw protocol("bad header count " + count + " (" + section.readableBytes() + " bytes left)");
+        }
         String[] names = new String[count];
         byte[][] values = new byte[count][];
         for (int i = 0; i < count; i++) {
