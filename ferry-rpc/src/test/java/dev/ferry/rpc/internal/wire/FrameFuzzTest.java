@@ -235,16 +235,14 @@ class FrameFuzzTest {
                 return frame;
             }
             ByteBuffer in = ByteBuffer.wrap(frame);
-            int headerLength = in.getInt(12);
-            int bodyAt = 16 + headerLength;
-            if (headerLength < 0 || bodyAt + 4 > frame.length) {
+            // In long arithmetic: earlier mutations may have left any value in these fields.
+            long bodyAt = 16L + in.getInt(12);
+            if (bodyAt < 16 || bodyAt + 4 > frame.length) {
                 return frame;
             }
-            int countAt = bodyAt + 4 + in.getInt(bodyAt);
-            int target = countAt >= 0 && countAt + 4 <= frame.length && (value & 1) == 0 ? countAt : bodyAt;
-            if (target >= 0 && target + 4 <= frame.length) {
-                in.putInt(target, value);
-            }
+            long countAt = bodyAt + 4 + in.getInt((int) bodyAt);
+            long target = countAt >= 0 && countAt + 4 <= frame.length && (value & 1) == 0 ? countAt : bodyAt;
+            in.putInt((int) target, value);
             return frame;
         });
         return Arbitraries.oneOf(flip, overwrite, truncate, insert, claim, field);
