@@ -53,12 +53,12 @@ class AsyncExecutionValuesTest {
         RRef<Counter> counter = cluster.agent(0).remote("worker1", Counter::new, 0);
         RRef<Counter> other = cluster.agent(0).remote("worker2", Counter::new, 100);
 
+        // One call at a time: two calls in flight to the same owner may run in either order.
         int here = counter.rpcSync(Async.value(Counter::addThenForward), other, 5);
-        RpcFuture<Integer> async = counter.rpcAsync(Async.value(Counter::addThenForward), other, 5);
-        RRef<Integer> kept = counter.remote(Async.value(Counter::addThenForward), other, 5);
-
         assertThat(here).isEqualTo(105);
+        RpcFuture<Integer> async = counter.rpcAsync(Async.value(Counter::addThenForward), other, 5);
         assertThat(async.await()).isEqualTo(110);
+        RRef<Integer> kept = counter.remote(Async.value(Counter::addThenForward), other, 5);
         assertThat(kept.toHere()).isEqualTo(115);
         assertThat(counter.rpcSync(Counter::value)).isEqualTo(15);
     }
