@@ -123,9 +123,12 @@ class PreHandshakeLimitsTest {
             assertThat(mostThreads - threadsBefore).as("threads the attack cost").isLessThan(8);
             System.out.printf("worker: descriptors %d -> at most %d (151 of them the attack's own sockets)%n",
                     descriptorsBefore, mostDescriptors);
-            // the attack's 151 sockets; at most 64 accepted by the victim, two descriptors each (its
-            // senders write through a duplicate of their own); a few of the group's own
-            assertThat(mostDescriptors - descriptorsBefore).as("descriptors").isLessThanOrEqualTo(151 + 2 * 64 + 16);
+            // the attack's 151 sockets and, on the victim, two descriptors per accepted socket (its
+            // senders write through a duplicate of their own), plus a few of the group's own. At most 64
+            // handshakes are pending (asserted above), but a socket accepted past them is closed on the
+            // event loop, so on a loaded machine its descriptors may not be gone yet when this counts:
+            // the bound is per attack socket, which still shows the attack costs no more than its size
+            assertThat(mostDescriptors - descriptorsBefore).as("descriptors").isLessThanOrEqualTo(151 + 2 * 151 + 16);
             await().atMost(BOUND).until(() -> victim.getDebugInfo().get("transport.handshakes.pending").equals("0"));
             aLegitimateCallGoesThrough(cluster);
         }
