@@ -362,22 +362,14 @@ public interface RpcAgent extends AutoCloseable {
      * Adds an observer of the application's calls made and run by this agent from now on (metrics,
      * profilers, tracing); closing the result removes it. Observers found by
      * {@link java.util.ServiceLoader} are added when the agent starts.
-     *
-     * @throws UnsupportedOperationException if this agent's backend does not support observers
      */
-    default AutoCloseable addCallObserver(dev.ferry.rpc.spi.CallObserver observer) {
-        throw new UnsupportedOperationException(getClass().getName() + " does not support call observers");
-    }
+    AutoCloseable addCallObserver(dev.ferry.rpc.spi.CallObserver observer);
 
     /**
      * Adds a listener of the group's membership (workers joining, leaving, lost) from now on;
      * closing the result removes it.
-     *
-     * @throws UnsupportedOperationException if this agent's backend does not report membership
      */
-    default AutoCloseable addMembershipListener(MembershipListener listener) {
-        throw new UnsupportedOperationException(getClass().getName() + " does not report membership");
-    }
+    AutoCloseable addMembershipListener(MembershipListener listener);
 
     /** Counters and state for debugging: name to value, as PyTorch's {@code _get_debug_info}. */
     Map<String, String> getDebugInfo();
