@@ -127,6 +127,9 @@ import javax.net.ssl.SSLContext;
  *       rank 0's debug info as {@code agent.status_page}) through the {@link dev.ferry.rpc.spi.StatusPageProvider}
  *       on the class path ({@code ferry-status}), and every worker with this option reports to it (a
  *       {@code statusUrl} given as well wins)</td></tr>
+ *   <tr><td>faultInjection</td><td>none</td><td>faults this worker injects into what it sends, for testing a
+ *       program's fault tolerance: failed sends, delays, failed connections by message kind
+ *       ({@link FaultInjection}, PyTorch's {@code FAULTY_TENSORPIPE})</td></tr>
  * </table>
  *
  * <h2>The environment</h2>
@@ -205,6 +208,7 @@ public final class RpcBackendOptions implements BackendOptions {
     private final String statusUrl;
     private final int statusPagePort;
     private final TransportTuning transport;
+    private final FaultInjection faultInjection;
     /** The options the environment may fill in that the program set itself. */
     private final java.util.Set<EnvironmentOption> explicit;
 
@@ -223,6 +227,7 @@ public final class RpcBackendOptions implements BackendOptions {
         this.statusUrl = b.statusUrl;
         this.statusPagePort = b.statusPagePort;
         this.transport = b.transport;
+        this.faultInjection = b.faultInjection;
         this.explicit = java.util.Collections.unmodifiableSet(java.util.EnumSet.copyOf(b.explicit));
         this.maxQueuedRequests = b.maxQueuedRequests;
         this.maxQueuedRequestBytes = b.maxQueuedRequestBytes;
@@ -387,6 +392,11 @@ public final class RpcBackendOptions implements BackendOptions {
     }
 
     /** How the Netty transport moves bytes (never changes what a call does). */
+    /** The faults this worker injects into what it sends, for tests; null (the default) for none. */
+    public FaultInjection faultInjection() {
+        return faultInjection;
+    }
+
     public TransportTuning transport() {
         return transport;
     }
@@ -435,6 +445,7 @@ public final class RpcBackendOptions implements BackendOptions {
         private String statusUrl;
         private int statusPagePort = -1;
         private TransportTuning transport = TransportTuning.defaults();
+        private FaultInjection faultInjection;
         private final java.util.Set<EnvironmentOption> explicit = java.util.EnumSet.noneOf(EnvironmentOption.class);
 
         private Builder() {
@@ -469,6 +480,7 @@ public final class RpcBackendOptions implements BackendOptions {
             statusUrl = o.statusUrl;
             statusPagePort = o.statusPagePort;
             transport = o.transport;
+            faultInjection = o.faultInjection;
             explicit.addAll(o.explicit);
         }
 
@@ -746,6 +758,16 @@ public final class RpcBackendOptions implements BackendOptions {
         /** How the Netty transport moves bytes ({@link TransportTuning}). */
         public Builder transport(TransportTuning value) {
             this.transport = Objects.requireNonNull(value, "transport");
+            return this;
+        }
+
+        /**
+         * Faults this worker injects into what it sends, for testing a program's fault tolerance
+         * ({@link FaultInjection}; PyTorch's {@code FAULTY_TENSORPIPE} backend); null, the default:
+         * none, and nothing on a message's path checks for any.
+         */
+        public Builder faultInjection(FaultInjection faults) {
+            this.faultInjection = faults;
             return this;
         }
 

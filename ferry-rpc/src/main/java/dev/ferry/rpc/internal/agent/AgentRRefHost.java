@@ -36,9 +36,9 @@ final class AgentRRefHost implements RRefHost {
     private static final int CREATE_BYTES = 2 * (4 + 8);
     static final HeaderKey<String> RECEIVER = HeaderKey.ofString("ferry-rref-receiver");
 
-    private static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
-    private static final RpcFunction2<Integer, Long, Boolean> CHILD_ACCEPT = SystemCalls::rrefChildAccept;
-    private static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
+    static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
+    static final RpcFunction2<Integer, Long, Boolean> CHILD_ACCEPT = SystemCalls::rrefChildAccept;
+    static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
     private static final RpcFunction5<RRef<?>, String, String, String, Object[], RpcFuture<Object>> INTERFACE_CALL =
             SystemCalls::rrefInvokeInterface;
 

@@ -42,6 +42,7 @@ import dev.ferry.rpc.internal.transport.Transport;
 import dev.ferry.rpc.internal.transport.TransportFactory;
 import dev.ferry.rpc.internal.transport.TransportListener;
 import dev.ferry.rpc.internal.transport.TransportThreads;
+import dev.ferry.rpc.internal.faults.FaultyTransport;
 import dev.ferry.rpc.internal.wire.Delivery;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
@@ -189,9 +190,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         // this agent as the current one, so Rpc.rpcAsync(...) inside a then() works.
         ThreadFactory io = NonBlockingThreads.factory("ferry-io-" + self.name() + "-");
         // A dedicated thread (a lane's accepting end) runs the requests it reads, as this agent's.
-        this.transport = transports.create(options, self.name(), new TransportThreads(
-                runnable -> io.newThread(bindCurrent(runnable)),
-                DedicatedThreads.factory("ferry-lane-" + self.name(), () -> CurrentAgent.set(this))));
+        TransportThreads threads = new TransportThreads(runnable -> io.newThread(bindCurrent(runnable)),
+                DedicatedThreads.factory("ferry-lane-" + self.name(), () -> CurrentAgent.set(this)));
+        Transport made = transports.create(options, self.name(), threads);
+        // Faults wrap the whole transport, so every route sees them; without any, nothing is in the way.
+        this.transport = options.faultInjection() == null ? made
+                : new FaultyTransport(made, options.faultInjection(), new MessageTypes(pending), threads.eventLoops());
         this.timer = new AgentTimer(runnable -> new Thread(bindCurrent(runnable), "ferry-timer-" + self.name()),
                 pending::expire);
         this.userDeletes = new UserDeletes(
@@ -231,6 +235,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         DefaultRpcAgent agent = new DefaultRpcAgent(self, options, store, storeOwner, transports);
         try {
             agent.join(worldSize);
+            if (agent.transport instanceof FaultyTransport faulty) {
+                faulty.arm(); // initialization is never faulted: the program's messages are
+            }
             agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo, options.jmx());
             agent.startStatusReports(worldSize);
             return agent;

@@ -24,6 +24,11 @@ final class PendingCalls {
         }
     }
 
+    /** The call with this id, or null if it ended (answered, timed out, failed). */
+    PendingCall get(long id) {
+        return calls.get(id);
+    }
+
     /** Removes and returns the call, or null if it already ended (timed out, failed). */
     PendingCall remove(long id) {
         PendingCall call = calls.remove(id);
