@@ -78,6 +78,27 @@ class FaultyAgentRpcTest {
                 .isInstanceOf(RpcException.class);
     }
 
+    // faulty_agent_rpc_test: test_check_failed_messages
+    @Test
+    void theRRefProtocolSurvivesFailedSendsOfItsMessages() {
+        FaultInjection faults = FaultInjection.builder()
+                .failSends(3, MessageType.RREF_FORK_REQUEST, MessageType.RREF_CHILD_ACCEPT, MessageType.RREF_USER_DELETE)
+                .build();
+        try (LocalCluster cluster = faulty(3, faults)) {
+            RpcAgent w0 = cluster.agent(0);
+            RRef<Integer> rref = w0.remote("worker1", Ops::add, 1, 1);
+            RRef<Integer> sum = w0.remote("worker2", FaultyAgentRpcTest::addRRefToValue, rref, 1);
+            assertThat(sum.toHere()).isEqualTo(3);
+            rref.close();
+            sum.close();
+            await().atMost(Duration.ofSeconds(20)).until(() -> {
+                System.gc();
+                return debug(cluster.agent(1), "num_owner_rrefs") == 0 && debug(cluster.agent(2), "num_owner_rrefs") == 0;
+            });
+            assertThat(Long.parseLong(w0.getDebugInfo().get("transport.faults.failed_sends"))).isPositive();
+        } // graceful shutdown, failing on any leaked RRef
+    }
+
     // faulty_agent_rpc_test: test_remote_message_dropped_pickle(_to_self),
     // test_builtin_remote_message_dropped_timeout(_to_self), test_udf_remote_message_dropped_timeout(_to_self)
     @ParameterizedTest

@@ -78,6 +78,12 @@ final class AgentRRefHost implements RRefHost {
     }
 
     @Override
+    public void schedule(Runnable task, long delayNanos) {
+        // a send may wait for room in a full send queue: never on the timer thread itself
+        agent.schedule(() -> Thread.ofVirtual().name("ferry-rref-retry").start(task), delayNanos);
+    }
+
+    @Override
     @SuppressWarnings("unchecked")
     public RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
         // the fetch function is asynchronous: its reply arrives as a completed future of the value

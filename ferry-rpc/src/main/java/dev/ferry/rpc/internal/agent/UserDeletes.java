@@ -61,7 +61,8 @@ final class UserDeletes {
 
     /**
      * Queues a delete for {@code owner}. The future completes when the owner has read it, or when
-     * its message failed (logged once per message); it never fails.
+     * its message failed otherwise (logged once per message); it fails only when its message did
+     * not reach the owner ({@link RpcException.Code#UNAVAILABLE}), so the caller may send it again.
      */
     RpcFuture<Object> add(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
         Batch batch;
@@ -194,8 +195,15 @@ final class UserDeletes {
             return out.array();
         }
 
-        /** Failures are logged here, once for the batch, not once per delete it carried. */
+        /**
+         * A message that did not reach the owner fails the batch (its deletes' senders send them
+         * again); other failures are logged here, once for the batch, not once per delete it carried.
+         */
         void finish(Throwable failure) {
+            if (failure instanceof RpcException lost && lost.code() == RpcException.Code.UNAVAILABLE) {
+                done.setException(lost);
+                return;
+            }
             if (failure != null) {
                 log.warn("{} RRef deletes sent to {} may be lost: {}", size(), owner.name(), failure.toString());
             }

@@ -58,6 +58,11 @@ public final class RRefContext {
     private static final ThreadLocal<Recording> RECORDING = ThreadLocal.withInitial(Recording::new);
     private static final CompletableFuture<Void> NOTHING_TO_CONFIRM = CompletableFuture.completedFuture(null);
 
+    /** Retries of a control message whose send failed, after the first attempt. */
+    static final int MAX_RETRIES = 5;
+    /** The wait before the first retry; each later one waits twice as long as the one before. */
+    static final Duration FIRST_RETRY = Duration.ofMillis(50);
+
     private final RRefHost host;
     private final AtomicLong nextLocalId = new AtomicLong();
     private final Map<GloballyUniqueId, OwnerState> owners = new HashMap<>();
@@ -417,24 +422,50 @@ public final class RRefContext {
         }
     }
 
+    /**
+     * Sends one of the protocol's control messages, again when its send fails (it did not reach
+     * its peer: {@link RpcException.Code#UNAVAILABLE}), up to {@value #MAX_RETRIES} more times with
+     * a doubling backoff from {@link #FIRST_RETRY}, as PyTorch retries them. Each is idempotent: a
+     * fork request or child acceptance that arrives twice, or a delete of a fork already deleted,
+     * is ignored. Returns the outcome of the last attempt; counted in flight until then.
+     */
     private RpcFuture<Object> sendControl(String to, java.util.function.Supplier<RpcFuture<Object>> send) {
         controlInFlight.increment();
-        RpcFuture<Object> sent;
-        try {
-            sent = send.get();
-        } catch (RuntimeException e) {
-            controlDone();
-            log.warn("{}: RRef control message to {} failed: {}", host.self().name(), to, e.toString());
-            return RpcFuture.failed(e);
-        }
-        sent.addDoneCallback(done -> {
+        RpcFuture<Object> outcome = new RpcFuture<>();
+        outcome.addDoneCallback(done -> {
             if (done.failed()) {
                 log.warn("{}: RRef control message to {} failed: {}", host.self().name(), to,
                         done.exceptionNow().toString());
             }
             controlDone();
         });
-        return sent;
+        attempt(send, outcome, 0);
+        return outcome;
+    }
+
+    private void attempt(java.util.function.Supplier<RpcFuture<Object>> send, RpcFuture<Object> outcome, int retries) {
+        RpcFuture<Object> sent;
+        try {
+            sent = send.get();
+        } catch (RuntimeException e) {
+            outcome.setException(e);
+            return;
+        }
+        sent.addDoneCallback(done -> {
+            if (!done.failed()) {
+                outcome.setResult(Boolean.TRUE);
+            } else if (retries < MAX_RETRIES && isRetried(done.exceptionNow())) {
+                log.debug("{}: RRef control message failed, sending it again: {}", host.self().name(),
+                        done.exceptionNow().toString());
+                host.schedule(() -> attempt(send, outcome, retries + 1), FIRST_RETRY.toNanos() << retries);
+            } else {
+                outcome.setException(done.exceptionNow());
+            }
+        });
+    }
+
+    private boolean isRetried(Throwable failure) {
+        return failure instanceof RpcException e && e.code() == RpcException.Code.UNAVAILABLE && !isClosed();
     }
 
     private void controlDone() {

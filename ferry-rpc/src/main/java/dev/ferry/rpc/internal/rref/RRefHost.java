@@ -29,6 +29,12 @@ public interface RRefHost {
     /** To the owner: this user released its fork. */
     RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
 
+    /**
+     * Runs {@code task} after {@code delayNanos} on a thread that may send (a control message sent
+     * again after its send failed).
+     */
+    void schedule(Runnable task, long delayNanos);
+
     /** Fetches a copy of the value of a user RRef from its owner ({@code toHere}). */
     RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout);
 
