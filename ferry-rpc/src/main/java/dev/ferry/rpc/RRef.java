@@ -11,6 +11,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A remote reference: a value that lives on one worker (its owner), usable from any worker of the
@@ -65,6 +66,8 @@ public final class RRef<T> implements AutoCloseable {
     private final RRefContext context;
     private final OwnerState owned;
     private final UserState user;
+    /** The question of {@link #type()}, asked once it is asked; cleared if it fails. */
+    private final AtomicReference<RpcFuture<Class<?>>> type = new AtomicReference<>();
 
     private RRef(RRefContext context, OwnerState owned, UserState user) {
         this.context = context;
@@ -149,6 +152,75 @@ public final class RRef<T> implements AutoCloseable {
             // handle could be collected meanwhile and its Cleaner release the reference mid-call.
             Reference.reachabilityFence(this);
         }
+    }
+
+    /**
+     * The class of the value (PyTorch's {@code rref._get_type()}), asked of the owner with the
+     * agent's default timeout once the value has been made; on the owner, the class of
+     * {@link #localValue()}. A {@code null} value's class is {@link Void}. The answer is kept: later
+     * calls on this handle ask no one. Only the class's name travels, and this worker loads it
+     * without initializing it; the value itself is neither sent nor touched.
+     *
+     * <pre>{@code
+     * RRef<Shape> shape = agent.to("worker1").remote(Shapes::random);
+     * if (shape.type() == Circle.class) { ... }
+     * }</pre>
+     *
+     * @throws RpcException {@link RpcException.Code#REMOTE_ERROR} if making the value failed;
+     *                      {@link RpcException.Code#TIMEOUT} if the owner did not answer in time;
+     *                      {@link RpcException.Code#SERIALIZATION_ERROR} if this worker cannot load
+     *                      the owner's class (not on its class path, or a lambda's hidden class)
+     */
+    public Class<?> type() {
+        return typeAsync(null).await();
+    }
+
+    /**
+     * Like {@link #type()}, waiting at most {@code timeout} ({@link Duration#ZERO}: no limit). A
+     * question already on its way (from {@link #typeAsync()}) is waited for, not asked again.
+     */
+    public Class<?> type(Duration timeout) {
+        Objects.requireNonNull(timeout, "timeout");
+        RpcFuture<Class<?>> known = type.get();
+        RpcFuture<Class<?>> answer = typeAsync(timeout);
+        // A question asked now carries the timeout itself; one asked before may have had another.
+        return answer != known || timeout.isZero() ? answer.await() : answer.await(timeout);
+    }
+
+    /**
+     * {@link #type()} without waiting. Every call returns the same future until it fails; after a
+     * failure (a timeout, say) the next call asks the owner again.
+     */
+    public RpcFuture<Class<?>> typeAsync() {
+        return typeAsync(null);
+    }
+
+    private RpcFuture<Class<?>> typeAsync(Duration timeout) {
+        RpcFuture<Class<?>> known = type.get();
+        if (known != null && !known.failed()) {
+            return known;
+        }
+        checkUsable("type()");
+        RpcFuture<Class<?>> answer = new RpcFuture<>();
+        if (!type.compareAndSet(known, answer)) {
+            return typeAsync(timeout); // another thread asks meanwhile: its question is this one's too
+        }
+        RpcFuture<Class<?>> asked;
+        try {
+            asked = owned != null ? context.valueType(owned) : context.host().fetchType(user.owner(), user.rrefId(), timeout);
+        } catch (RuntimeException e) {
+            type.compareAndSet(answer, null);
+            throw e;
+        }
+        asked.addDoneCallback(done -> {
+            if (done.failed()) {
+                type.compareAndSet(answer, null); // before the failure is seen: whoever sees it may ask again
+                answer.setException(done.exceptionNow());
+            } else {
+                answer.setResult(done.value());
+            }
+        });
+        return answer;
     }
 
     /** Calls through this reference with a timeout instead of the agent's default. */

@@ -11,6 +11,7 @@ import dev.ferry.rpc.RpcFunction5;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.rref.RRefHost;
+import dev.ferry.rpc.internal.rref.ValueTypes;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.internal.serial.FunctionRefs;
 import dev.ferry.rpc.spi.CallHeaders;
@@ -39,6 +40,7 @@ final class AgentRRefHost implements RRefHost {
     static final RpcFunction4<Integer, Long, Integer, Long, Boolean> FORK_REQUEST = SystemCalls::rrefForkRequest;
     static final RpcFunction2<Integer, Long, Boolean> CHILD_ACCEPT = SystemCalls::rrefChildAccept;
     static final RpcFunction2<Integer, Long, RpcFuture<Object>> FETCH = SystemCalls::rrefFetch;
+    private static final RpcFunction2<Integer, Long, RpcFuture<String>> TYPE = SystemCalls::rrefType;
     private static final RpcFunction5<RRef<?>, String, String, String, Object[], RpcFuture<Object>> INTERFACE_CALL =
             SystemCalls::rrefInvokeInterface;
 
@@ -89,6 +91,14 @@ final class AgentRRefHost implements RRefHost {
         // the fetch function is asynchronous: its reply arrives as a completed future of the value
         return agent.invokeInline(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
                 .thenCompose(value -> (RpcFuture<Object>) value);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public RpcFuture<Class<?>> fetchType(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
+        return agent.invokeInline(owner, TYPE, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
+                .thenCompose(answer -> (RpcFuture<Object>) answer)
+                .thenApply(name -> ValueTypes.load((String) name, agent.classLoader(), owner, rrefId, agent.self()));
     }
 
     @Override

@@ -135,6 +135,8 @@ public final class DefaultRpcAgent implements RpcAgent {
     private final NamedCalls namedCalls;
     private final AgentRRefHost rrefHost = new AgentRRefHost(this);
     private final FunctionResolver resolver;
+    /** Where the classes peers name are loaded from: the context loader of the thread that made the agent. */
+    private final ClassLoader loader;
     private final RRefContext rrefs = new RRefContext(rrefHost);
     private final UserDeletes userDeletes;
     private final Object lifecycle = new Object();
@@ -169,7 +171,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         this.rpcTimeout = options.rpcTimeout();
         this.throttle = new ReadThrottle(options.maxQueuedRequests(), options.maxQueuedRequestBytes());
         this.callerSpin = new AdaptiveSpin(options.transport().spinTime().toNanos());
-        ClassLoader loader = classLoader();
+        this.loader = contextLoader();
         CodeOrigins origins = CodeOrigins.of(loader);
         NameList application = NameList.of(options.applicationPackages());
         this.resolver = new FunctionResolver(new FunctionPolicy(application, NameList.of(options.allowedFunctionPrefixes()),
@@ -370,7 +372,11 @@ public final class DefaultRpcAgent implements RpcAgent {
         return store;
     }
 
-    private static ClassLoader classLoader() {
+    ClassLoader classLoader() {
+        return loader;
+    }
+
+    private static ClassLoader contextLoader() {
         ClassLoader context = Thread.currentThread().getContextClassLoader();
         return context != null ? context : DefaultRpcAgent.class.getClassLoader();
     }

@@ -5,6 +5,7 @@ import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.internal.rref.ValueTypes;
 import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.spi.HeaderKey;
 
@@ -93,6 +94,12 @@ public final class SystemCalls {
     @AsyncExecution
     static RpcFuture<Object> rrefFetch(int createdOn, long localId) {
         return agent().rrefs().valueForFetch(new GloballyUniqueId(createdOn, localId));
+    }
+
+    /** The name of the owner's value's class, for a user's {@code type()}, sent when the value is set. */
+    @AsyncExecution
+    static RpcFuture<String> rrefType(int createdOn, long localId) {
+        return agent().rrefs().valueForFetch(new GloballyUniqueId(createdOn, localId)).thenApply(ValueTypes::nameOf);
     }
 
     /** Runs an interface method on the owner's value, for {@code RRef.proxy}. */

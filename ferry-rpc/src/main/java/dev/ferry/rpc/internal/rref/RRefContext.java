@@ -569,6 +569,14 @@ public final class RRefContext {
     }
 
     /**
+     * The class of the owner's value once it is set ({@code RRef.type()} on the owner); fails as
+     * {@link #valueAsFetched} does.
+     */
+    public RpcFuture<Class<?>> valueType(OwnerState owner) {
+        return owner.value.then(done -> ValueTypes.of(valueAsFetched(owner)));
+    }
+
+    /**
      * The owner of some of this worker's user RRefs is gone (it left, died, hangs, or a new
      * incarnation replaced it): those RRefs raise {@code gone} on every use from now on, nothing
      * waits for the owner's confirmations any more and no delete is sent to it, so the bookkeeping

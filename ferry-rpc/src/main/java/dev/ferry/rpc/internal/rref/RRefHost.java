@@ -38,6 +38,12 @@ public interface RRefHost {
     /** Fetches a copy of the value of a user RRef from its owner ({@code toHere}). */
     RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout);
 
+    /**
+     * Asks the owner for the class of a user RRef's value ({@code RRef.type()}) once the value is
+     * set, and loads that class here.
+     */
+    RpcFuture<Class<?>> fetchType(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout);
+
     /** Runs {@code method} on the owner with the RRef's value as receiver: args[0] is the RRef. */
     <R> RpcFuture<R> callOnValue(RRef<?> rref, RemoteFunction method, Object[] args, Duration timeout);
 
