@@ -8,9 +8,13 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -66,6 +70,39 @@ class SubsetGatherTest {
 
         assertThat(gather(cluster.agent(0), 0, List.of("worker0", "worker1")).join()).isEqualTo(low1.join())
                 .isEqualTo(Map.of("worker0", 0, "worker1", 10));
+    }
+
+    @Test
+    void concurrentGathersOverOneSetEachGetOneValueFromEveryMember() {
+        // PyTorch's AllGatherStates: one state per sequence id, numbered per set in call order. Four
+        // threads per member gather at once; however they interleave, each gather is answered one
+        // value per member (the asking thread's own among them), the same map on every member.
+        List<String> set = List.of("worker1", "worker2", "worker3");
+        int threads = 4;
+        List<CompletableFuture<Map<String, Object>>> gathers = new ArrayList<>();
+        List<String> asked = new ArrayList<>();
+        try (ExecutorService pool = Executors.newFixedThreadPool(3 * threads)) {
+            for (int rank = 1; rank <= 3; rank++) {
+                RpcAgent agent = cluster.agent(rank);
+                for (int t = 0; t < threads; t++) {
+                    String value = "worker" + rank + "-" + t;
+                    asked.add(value);
+                    gathers.add(CompletableFuture.supplyAsync(() -> agent.allGather(value, set, Duration.ofSeconds(20)), pool));
+                }
+            }
+            CompletableFuture.allOf(gathers.toArray(CompletableFuture[]::new)).join();
+        }
+
+        Map<Map<String, Object>, Integer> answers = new HashMap<>();
+        for (int i = 0; i < gathers.size(); i++) {
+            Map<String, Object> answer = gathers.get(i).join();
+            String own = asked.get(i);
+            assertThat(answer).containsOnlyKeys(set).containsEntry(own.substring(0, own.indexOf('-')), own);
+            answers.merge(answer, 1, Integer::sum);
+        }
+        assertThat(answers).hasSize(threads).allSatisfy((answer, members) -> assertThat(members).isEqualTo(3));
+        assertThat(answers.keySet().stream().flatMap(answer -> answer.values().stream()).toList())
+                .containsExactlyInAnyOrderElementsOf(asked);
     }
 
     @Test
