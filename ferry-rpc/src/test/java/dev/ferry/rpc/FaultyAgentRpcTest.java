@@ -296,4 +296,24 @@ class FaultyAgentRpcTest {
             assertThat(w0.rpcSync("worker1", Ops::add, 2, 2)).isEqualTo(4);
         }
     }
+    /**
+     * Graceful shutdown waits for a call whose request is still held for its delay, and nothing of
+     * the fault injection outlives the workers (its thread ends with the transport).
+     */
+    @Test
+    void aDelayedCallCompletesBeforeGracefulShutdownAndNoThreadOutlivesIt() {
+        Set<String> before = ferryThreads();
+        RpcFuture<Integer> late;
+        try (LocalCluster cluster = faulty(2, FaultInjection.builder().delay(DELAY, MessageType.CALL).build())) {
+            late = cluster.agent(0).rpcAsync("worker1", Ops::add, 20, 22);
+        }
+        assertThat(late.done()).isTrue();
+        assertThat(late.await()).isEqualTo(42);
+        assertThat(ferryThreads()).isEqualTo(before);
+    }
+
+    private static Set<String> ferryThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(Thread::isAlive).map(Thread::getName)
+                .filter(name -> name.startsWith("ferry-")).collect(java.util.stream.Collectors.toSet());
+    }
 }

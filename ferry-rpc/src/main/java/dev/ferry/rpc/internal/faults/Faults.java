@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>This class is thread-safe.
  */
 final class Faults {
+    private static final java.time.Duration CLOSE_WAIT = java.time.Duration.ofSeconds(5);
     private final FaultInjection injection;
     private final MessageClassifier classifier;
     private final Map<MessageType, AtomicInteger> sendsToFail = new EnumMap<>(MessageType.class);
@@ -34,6 +35,7 @@ final class Faults {
     private final AtomicLong failedSends = new AtomicLong();
     private final AtomicLong delayed = new AtomicLong();
     private final AtomicLong cutConnections = new AtomicLong();
+    private volatile Thread timerThread;
     /** False while the agent initializes: faults start once the group has formed ({@link #arm}). */
     private volatile boolean armed;
 
@@ -42,7 +44,11 @@ final class Faults {
         this.classifier = classifier;
         injection.messagesToFail().forEach(type -> sendsToFail.put(type, new AtomicInteger(injection.failedSends(type))));
         injection.messagesToDelay().forEach((type, delay) -> delayNanos.put(type, delay.toNanos()));
-        this.timer = new ScheduledThreadPoolExecutor(1, threads);
+        this.timer = new ScheduledThreadPoolExecutor(1, runnable -> {
+            Thread thread = threads.newThread(runnable);
+            timerThread = thread;
+            return thread;
+        });
         timer.setRemoveOnCancelPolicy(true);
     }
 
@@ -139,7 +145,15 @@ final class Faults {
                 "transport.faults.cut_connections", Long.toString(cutConnections.get()));
     }
 
+    /** Stops the faults' thread and waits (bounded) until it ended, as a transport's close waits for its threads. */
     void close() {
         timer.shutdownNow();
+        if (Thread.currentThread() != timerThread) {
+            try {
+                timer.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 }
