@@ -99,7 +99,7 @@ public final class RpcAgents {
             }
             rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls())
                     .allowUnauthenticatedNetwork(rpcOptions.allowUnauthenticatedNetwork())
-                    .stallTimeout(rpcOptions.stallTimeout());
+                    .stallTimeout(rpcOptions.stallTimeout()).authTimeout(rpcOptions.authTimeout());
         }
         if (rank >= 0) {
             rendezvous.rank(rank);

@@ -86,7 +86,8 @@ import javax.net.ssl.SSLContext;
  *       start</td></tr>
  *   <tr><td>authTimeout</td><td>10 s</td><td>how long a connection may take to authenticate before it is
  *       closed; with or without a token, a connection this worker accepted must also have sent its HELLO by
- *       then, and until it has, it may send only a few small frames (see {@code docs/security.md})</td></tr>
+ *       then, and until it has, it may send only a few small frames (see {@code docs/security.md}); the same
+ *       bound holds for the handshakes of rank 0's {@code tcp://} or {@code env://} rendezvous store</td></tr>
  *   <tr><td>stallTimeout</td><td>30 s</td><td>a connection (to this worker or its rendezvous store) whose
  *       peer is in the middle of a frame and sends less than 1 MiB of it, or finishes none, within this time
  *       twice in a row is closed (half a frame, a byte at a time); idle connections, between frames, are

@@ -3,6 +3,7 @@ package dev.ferry.rpc.store;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.internal.security.ConnectionLimits;
+import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.security.NetworkExposure;
 import dev.ferry.rpc.internal.store.InitMethodUrl;
 import dev.ferry.rpc.internal.store.SchedulerEnvironment;
@@ -86,9 +87,11 @@ public final class Rendezvous {
     private final SSLContext tls;
     private final boolean allowUnauthenticatedNetwork;
     private final Duration stallTimeout;
+    private final Duration authTimeout;
 
     private Rendezvous(Builder builder) {
         this.stallTimeout = builder.stallTimeout;
+        this.authTimeout = builder.authTimeout;
         this.authToken = builder.authToken;
         this.tls = builder.tls;
         this.allowUnauthenticatedNetwork = builder.allowUnauthenticatedNetwork;
@@ -208,7 +211,7 @@ public final class Rendezvous {
         }
         return TcpStore.create(TcpStoreOptions.builder()
                 .host(host).port(port).server(rank == 0).timeout(timeout).authToken(authToken).tls(tls)
-                .stallTimeout(stallTimeout).build());
+                .stallTimeout(stallTimeout).authTimeout(authTimeout).build());
     }
 
     /** Resolves one connect() call's settings and words its errors as PyTorch does. */
@@ -300,6 +303,7 @@ public final class Rendezvous {
         private SSLContext tls;
         private boolean allowUnauthenticatedNetwork;
         private Duration stallTimeout = ConnectionLimits.DEFAULT_STALL_TIMEOUT;
+        private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
 
         private Builder() {
         }
@@ -366,6 +370,15 @@ public final class Rendezvous {
          */
         public Builder allowUnauthenticatedNetwork(boolean allow) {
             this.allowUnauthenticatedNetwork = allow;
+            return this;
+        }
+
+        /**
+         * How long rank 0's tcp:// or env:// store lets a connection take to finish its handshake (the
+         * group's {@code authTimeout}; {@link TcpStoreOptions#authTimeout()}).
+         */
+        public Builder authTimeout(Duration value) {
+            this.authTimeout = Objects.requireNonNull(value, "authTimeout");
             return this;
         }
 

@@ -65,12 +65,12 @@ public final class TcpStore implements Store {
      */
     public static TcpStore create(TcpStoreOptions options) {
         PeerAuthentication auth = options.authToken() == null ? null
-                : PeerAuthentication.of(options.authToken(), PeerAuthentication.DEFAULT_TIMEOUT);
+                : PeerAuthentication.of(options.authToken(), options.authTimeout());
         if (!options.server()) {
             return new TcpStore(new Connection(StoreClient.connect(options.host(), options.port(), options.timeout(),
                     auth, options.tls()), null), options.timeout());
         }
-        ConnectionLimits limits = new ConnectionLimits(PeerAuthentication.DEFAULT_TIMEOUT, options.stallTimeout(),
+        ConnectionLimits limits = new ConnectionLimits(options.authTimeout(), options.stallTimeout(),
                 ConnectionLimits.DEFAULT_MAX_PENDING_HANDSHAKES);
         TcpStoreServer server = new TcpStoreServer(StoreServer.start(options.host(), options.port(), auth, options.tls(),
                 limits));

@@ -34,9 +34,11 @@ public final class TcpStoreOptions {
     private final String authToken;
     private final SSLContext tls;
     private final Duration stallTimeout;
+    private final Duration authTimeout;
 
     private TcpStoreOptions(Builder builder) {
         this.stallTimeout = builder.stallTimeout;
+        this.authTimeout = builder.authTimeout;
         this.host = builder.host;
         this.port = builder.port;
         this.server = builder.server;
@@ -95,6 +97,15 @@ public final class TcpStoreOptions {
         return stallTimeout;
     }
 
+    /**
+     * How long a connection may take to finish its handshake (its HELLO and, with a token, the
+     * token's exchange) before the server closes it, and how long a client waits for the server's
+     * part of it; with or without a token.
+     */
+    public Duration authTimeout() {
+        return authTimeout;
+    }
+
     /** A copy with a different {@link #timeout()}. */
     public TcpStoreOptions withTimeout(Duration timeout) {
         return toBuilder().timeout(timeout).build();
@@ -103,7 +114,7 @@ public final class TcpStoreOptions {
     /** A builder starting from these options. */
     public Builder toBuilder() {
         return new Builder().host(host).port(port).server(server).timeout(timeout).authToken(authToken).tls(tls)
-                .stallTimeout(stallTimeout);
+                .stallTimeout(stallTimeout).authTimeout(authTimeout);
     }
 
     @Override
@@ -121,18 +132,29 @@ public final class TcpStoreOptions {
         private String authToken;
         private SSLContext tls;
         private Duration stallTimeout = ConnectionLimits.DEFAULT_STALL_TIMEOUT;
+        private Duration authTimeout = PeerAuthentication.DEFAULT_TIMEOUT;
 
         private Builder() {
         }
 
+        /** Default 10 s, as the group's {@code authTimeout}; must be positive (see {@link TcpStoreOptions#authTimeout()}). */
+        public Builder authTimeout(Duration value) {
+            this.authTimeout = positive("authTimeout", value);
+            return this;
+        }
+
         /** Default 30 s; must be positive (see {@link TcpStoreOptions#stallTimeout()}). */
         public Builder stallTimeout(Duration value) {
-            Objects.requireNonNull(value, "stallTimeout");
-            if (value.isNegative() || value.isZero()) {
-                throw new RpcException(Code.INVALID_ARGUMENT, "stallTimeout must be positive, got " + value);
-            }
-            this.stallTimeout = value;
+            this.stallTimeout = positive("stallTimeout", value);
             return this;
+        }
+
+        private static Duration positive(String name, Duration value) {
+            Objects.requireNonNull(value, name);
+            if (value.isNegative() || value.isZero()) {
+                throw new RpcException(Code.INVALID_ARGUMENT, name + " must be positive, got " + value);
+            }
+            return value;
         }
 
         /**

@@ -57,6 +57,14 @@ public final class TcpStoreServer implements AutoCloseable {
         return server.activeConnections();
     }
 
+    /**
+     * Number of accepted connections still in their handshake (HELLO, and with a token its exchange):
+     * at most 64, each holding no thread, each closed unless done within the authentication timeout.
+     */
+    public int pendingHandshakes() {
+        return server.pendingHandshakes();
+    }
+
     /** Number of threads of this server still alive; 0 once {@link #close()} has returned. */
     public int liveThreads() {
         return server.liveThreads();

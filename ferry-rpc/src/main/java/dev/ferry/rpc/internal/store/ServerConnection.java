@@ -3,7 +3,6 @@ package dev.ferry.rpc.internal.store;
 import dev.ferry.rpc.RpcException.Code;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.observe.RateLimitedLog;
-import dev.ferry.rpc.internal.security.BlockingAuthExchange;
 import dev.ferry.rpc.internal.security.ConnectionLimits;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.security.StallDetector;
@@ -16,8 +15,8 @@ import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.SequenceInputStream;
 import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.List;
@@ -36,16 +35,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server side of one client connection: reads requests on its own virtual thread, answers
- * quick ones inline and hands each request that must wait for keys to a waiter thread, so a parked
- * GET never holds up the connection's other requests.
+ * The server side of one client connection: once its handshake is through, reads requests on its
+ * own virtual thread, answers quick ones inline and hands each request that must wait for keys to
+ * a waiter thread, so a parked GET never holds up the connection's other requests.
  *
- * <p>What a client costs is bounded by {@link ConnectionLimits}: until its HELLO and, with a token,
- * its authentication are through, the reader reads only those few bytes ({@link
- * StoreProtocol#MAX_HELLO_BYTES}), and the handshake must end within the limits' timeout or the
- * connection is closed (the deadline runs on the server's scheduler, so a client trickling a byte
- * at a time cannot stretch it). Afterwards a frame's memory grows as its bytes arrive, and a
- * client in the middle of a frame that makes too little progress is closed.
+ * <p>What a client costs is bounded by {@link ConnectionLimits}: its HELLO and, with a token, its
+ * authentication are driven by the server's acceptor without a thread ({@link StoreAcceptor});
+ * only a TLS client runs its handshakes here, {@link StoreHandshake}'s few bytes within the
+ * handshake's deadline (run on the server's scheduler, so a client trickling a byte at a time
+ * cannot stretch it). Afterwards a frame's memory grows as its bytes arrive, and a client in the
+ * middle of a frame that makes too little progress is closed.
  *
  * <pre>
  *  socket ──▶ reader thread ──┬─ SET/ADD/CHECK/... ─▶ KeyValueTable ─▶ reply
@@ -57,9 +56,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ServerConnection {
     private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
-
-    /** First byte of a TLS connection: the content type of a handshake record (RFC 8446, 5.1). */
-    private static final int TLS_HANDSHAKE_RECORD = 0x16;
 
     private final Socket socket;
     private final String peer;
@@ -118,24 +114,55 @@ final class ServerConnection {
         return peer;
     }
 
-    /** The reader loop; returns when the peer disconnects, misbehaves or the connection is closed. */
+    /**
+     * The reader loop of a connection whose handshake the acceptor drove through; returns when the
+     * peer disconnects, misbehaves or the connection is closed.
+     */
     void serve() {
-        try {
-            // A peer that connects and never finishes its handshake (a port scanner, a trickle) is
-            // closed by this deadline, whatever it sends meanwhile.
-            watch = scheduler.schedule(this::handshakeExpired, limits.handshakeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        run(() -> {
+            handshakeOver.set(true);
+            DataInputStream in = open(socket);
+            startStallWatch();
+            return in;
+        });
+    }
+
+    /**
+     * The reader loop of a connection that started TLS (its first byte taken by the acceptor): the TLS
+     * handshake (a trusted client certificate required), then the store's, over TLS, both by
+     * {@code deadlineNanos} ({@link System#nanoTime}) or the connection is closed, whatever trickles in.
+     */
+    void serveTls(long deadlineNanos) {
+        run(() -> {
+            watch = scheduler.schedule(this::handshakeExpired, deadlineNanos - System.nanoTime(), TimeUnit.NANOSECONDS);
             if (closed.get()) {
-                return; // closed before the deadline was set: nobody else cancels it
+                throw new EOFException("closed before its handshake"); // nobody else cancels the deadline
             }
-            Socket channel = tls == null ? socket : secure();
-            out = new BufferedOutputStream(channel.getOutputStream());
-            // counted as the reader takes bytes: what a stalled frame has delivered so far
-            CountingInput counting = new CountingInput(new BufferedInputStream(channel.getInputStream()));
-            received = counting;
-            serve(new DataInputStream(counting));
+            InputStream consumed = new ByteArrayInputStream(new byte[] {StoreHandshake.TLS_HANDSHAKE_RECORD});
+            SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(socket, consumed, true);
+            secure.setNeedClientAuth(true);
+            DataInputStream in = open(secure);
+            handshake(in, new StoreHandshake(auth, false, peer));
+            endHandshake();
+            return in;
+        });
+    }
+
+    private interface Opening {
+        DataInputStream open() throws IOException, StoreHandshake.Refused;
+    }
+
+    private void run(Opening opening) {
+        try (DataInputStream in = opening.open()) {
+            while (!closed.get()) {
+                Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
+                frameEnd = received.position();
+                frames++;
+                dispatch(frame.id(), StoreRequest.decode(frame));
+            }
         } catch (ProtocolException e) {
             drops.warn("Dropping store client {}: protocol violation: {}", peer, e.getMessage());
-        } catch (RpcException e) {
+        } catch (StoreHandshake.Refused e) {
             drops.warn("Dropping store client {}: {}", peer, e.getMessage()); // failed authentication
         } catch (SSLException e) {
             drops.warn("Dropping store client {}: TLS: {}", peer, e.getMessage());
@@ -150,81 +177,45 @@ final class ServerConnection {
         }
     }
 
-    /**
-     * Reads the client's first byte: a TLS handshake record goes on as TLS (the byte handed back to
-     * the TLS socket, which requires a trusted client certificate); anything else is a client without
-     * TLS, which is told so in the store's own protocol, after its HELLO is read (closing with its
-     * bytes unread would reset the connection before it read why).
-     */
-    private Socket secure() throws IOException {
-        InputStream plain = socket.getInputStream();
-        int first = plain.read();
-        if (first < 0) {
-            throw new EOFException();
-        }
-        InputStream consumed = new ByteArrayInputStream(new byte[] {(byte) first});
-        if (first == TLS_HANDSHAKE_RECORD) {
-            SSLSocket secure = (SSLSocket) tls.getSocketFactory().createSocket(socket, consumed, true);
-            secure.setNeedClientAuth(true);
-            return secure;
-        }
+    /** The connection's streams: output for replies, input counted as the reader takes bytes (for the stall watch). */
+    private DataInputStream open(Socket channel) throws IOException {
+        out = new BufferedOutputStream(channel.getOutputStream());
+        CountingInput counting = new CountingInput(new BufferedInputStream(channel.getInputStream()));
+        received = counting;
+        return new DataInputStream(counting);
+    }
+
+    /** Drives the store's handshake over blocking streams (TLS's): what it wants read, what it has to say. */
+    private void handshake(DataInputStream in, StoreHandshake handshake) throws IOException, StoreHandshake.Refused {
         try {
-            Frame.read(new DataInputStream(new SequenceInputStream(consumed, plain)), StoreProtocol.MAX_HELLO_BYTES);
-        } catch (ProtocolException notAStoreClient) {
-            // answered all the same; it may not understand
-        }
-        OutputStream reply = socket.getOutputStream();
-        reply.write(FrameBuilder.start(0, StoreProtocol.STATUS_ERROR).putString(Code.UNAUTHENTICATED.name())
-                .putString("this TcpStore server accepts TLS connections only (FERRY_TLS_KEYSTORE / RpcBackendOptions.tls)")
-                .toByteArray());
-        reply.flush();
-        throw new RpcException(Code.UNAUTHENTICATED, "a client without TLS");
-    }
-
-    private void serve(DataInputStream input) throws IOException {
-        try (DataInputStream in = input) {
-            handshake(in);
-            if (auth != null) {
-                BlockingAuthExchange.run(in, out, auth, true, "store client " + peer);
+            while (!handshake.done()) {
+                flush(handshake.output());
+                ByteBuffer wanted = handshake.input();
+                in.readFully(wanted.array(), wanted.position(), wanted.remaining());
+                wanted.position(wanted.limit());
+                handshake.advance();
             }
-            endHandshake();
-            while (!closed.get()) {
-                Frame frame = Frame.read(in, StoreProtocol.MAX_FRAME_BYTES);
-                frameEnd = received.position();
-                frames++;
-                dispatch(frame.id(), StoreRequest.decode(frame));
-            }
+        } finally {
+            flush(handshake.output()); // the last answer, or why the client is refused
         }
     }
 
-    private void handshake(DataInputStream in) throws IOException {
-        Frame hello = Frame.read(in, StoreProtocol.MAX_HELLO_BYTES);
-        if (hello.type() != StoreProtocol.OP_HELLO) {
-            throw new ProtocolException("expected HELLO as first frame, got type " + hello.type());
+    private void flush(ByteBuffer bytes) throws IOException {
+        if (bytes.hasRemaining()) {
+            out.write(bytes.array(), bytes.position(), bytes.remaining());
+            out.flush();
+            bytes.position(bytes.limit());
         }
-        int magic = hello.body().readInt();
-        short version = hello.body().readShort();
-        hello.body().expectEnd();
-        if (magic != StoreProtocol.MAGIC) {
-            throw new ProtocolException("bad magic 0x" + Integer.toHexString(magic) + ", not a Ferry store client");
-        }
-        if (version != StoreProtocol.VERSION) {
-            reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_ERROR)
-                    .putString(Code.PROTOCOL_ERROR.name())
-                    .putString("unsupported store protocol version " + version + ", server speaks "
-                            + StoreProtocol.VERSION)
-                    .toByteArray());
-            throw new ProtocolException("unsupported protocol version " + version);
-        }
-        // Then whether the authentication exchange follows, so a client without a token learns why it is refused.
-        reply(FrameBuilder.start(hello.id(), StoreProtocol.STATUS_OK).putShort(StoreProtocol.VERSION)
-                .putBoolean(auth != null).toByteArray());
     }
 
     /** The handshake is through: its deadline and slot go, the stall watch starts. */
     private void endHandshake() {
         watch.cancel(false);
         releaseHandshakeSlot();
+        startStallWatch();
+    }
+
+    private void startStallWatch() {
         long period = limits.stallTimeout().toNanos();
         frameEnd = received.position();
         watch = scheduler.scheduleAtFixedRate(this::lookForStall, period, period, TimeUnit.NANOSECONDS);

@@ -8,30 +8,32 @@ import dev.ferry.rpc.internal.security.PeerAuthentication;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.StandardSocketOptions;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The TCP store server: a {@link KeyValueTable} served over a listening socket, one virtual thread
- * per connection plus one per parked wait. See {@link StoreProtocol} for the wire format.
+ * per authenticated connection plus one per parked wait. See {@link StoreProtocol} for the wire format.
  *
- * <p>Strangers cost little ({@link ConnectionLimits}): at most {@code maxPendingHandshakes}
- * accepted connections are in their handshake at once (the acceptor waits for a slot, and further
- * clients wait in the kernel's backlog, costing this process nothing); each reads only its HELLO's
- * and the token exchange's few bytes, and is closed if its handshake is not through in time. One
- * scheduler thread runs every connection's deadline and stall watch.
+ * <p>Strangers cost little ({@link ConnectionLimits}): one thread accepts every client and drives
+ * every handshake without blocking ({@link StoreAcceptor}), so a connection that has not proved
+ * itself holds no thread; at most {@code maxPendingHandshakes} are in their handshake at once
+ * (further clients wait in the kernel's backlog, costing this process nothing); each reads only
+ * its HELLO's and the token exchange's few bytes, and is closed if its handshake is not through
+ * within the handshake timeout. One scheduler thread runs every connection's stall watch.
  *
  * <p>Shutdown order matters: parked waits are answered with SHUTDOWN first, then sockets close,
  * so a client blocked in {@code get} learns why rather than seeing a bare disconnect.
@@ -44,7 +46,6 @@ public final class StoreServer implements AutoCloseable {
     /** Strangers dropped are logged at most this often a minute; the rest counted. */
     private static final int DROPS_LOGGED_PER_MINUTE = 20;
 
-    private final ServerSocket listener;
     private final InetSocketAddress address;
     private final KeyValueTable table = new KeyValueTable();
     private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
@@ -56,21 +57,17 @@ public final class StoreServer implements AutoCloseable {
     /** The TLS every connection is wrapped in, client certificate required; null: plain TCP. */
     private final SSLContext tls;
     private final ConnectionLimits limits;
-    /** Free handshake slots; the acceptor takes one before each accept. */
-    private final Semaphore handshakeSlots;
-    /** Accepted connections holding a slot (the acceptor's slot, waiting in accept, is not one). */
-    private final AtomicInteger pendingHandshakes = new AtomicInteger();
+    private final StoreAcceptor acceptor;
     private final ScheduledThreadPoolExecutor scheduler;
     private final List<Thread> schedulerThreads = new CopyOnWriteArrayList<>();
     private final RateLimitedLog drops = RateLimitedLog.perMinute(log, DROPS_LOGGED_PER_MINUTE);
 
-    private StoreServer(ServerSocket listener, PeerAuthentication auth, SSLContext tls, ConnectionLimits limits) {
-        this.listener = listener;
+    private StoreServer(ServerSocketChannel listener, PeerAuthentication auth, SSLContext tls, ConnectionLimits limits)
+            throws IOException {
         this.auth = auth;
         this.tls = tls;
         this.limits = limits;
-        this.handshakeSlots = new Semaphore(limits.maxPendingHandshakes());
-        this.address = (InetSocketAddress) listener.getLocalSocketAddress();
+        this.address = (InetSocketAddress) listener.getLocalAddress();
         this.scheduler = new ScheduledThreadPoolExecutor(1, runnable -> {
             Thread thread = new Thread(runnable, "ferry-store-deadlines-" + address.getPort());
             thread.setDaemon(true);
@@ -78,6 +75,8 @@ public final class StoreServer implements AutoCloseable {
             return thread;
         });
         scheduler.setRemoveOnCancelPolicy(true);
+        this.acceptor = new StoreAcceptor(listener, auth, tls != null, limits, new Handover(), drops,
+                "ferry-store-accept-" + address.getPort());
     }
 
     /**
@@ -115,12 +114,14 @@ public final class StoreServer implements AutoCloseable {
         if (bindAddress.isUnresolved()) {
             throw new RpcException(Code.INVALID_ARGUMENT, "Cannot resolve TcpStore server host '" + host + "'");
         }
-        ServerSocket listener = null;
+        ServerSocketChannel listener = null;
+        StoreServer server;
         try {
-            listener = new ServerSocket();
+            listener = ServerSocketChannel.open();
             // Lets a restarted job rebind a port still in TIME_WAIT; a live listener still blocks it.
-            listener.setReuseAddress(true);
+            listener.setOption(StandardSocketOptions.SO_REUSEADDR, true);
             listener.bind(bindAddress, 1024);
+            server = new StoreServer(listener, auth, tls, limits);
         } catch (BindException e) {
             closeQuietly(listener);
             throw new RpcException(Code.RENDEZVOUS_FAILED,
@@ -130,8 +131,7 @@ public final class StoreServer implements AutoCloseable {
             throw new RpcException(Code.RENDEZVOUS_FAILED,
                     "Cannot start TcpStore server on " + host + ":" + port + ": " + e, e);
         }
-        StoreServer server = new StoreServer(listener, auth, tls, limits);
-        server.ioThreads.start("ferry-store-accept-" + server.address.getPort(), server::acceptLoop);
+        server.acceptor.start();
         log.debug("TcpStore server listening on {}", server.address);
         return server;
     }
@@ -147,12 +147,12 @@ public final class StoreServer implements AutoCloseable {
 
     /** Threads of this server still running: acceptor, connection readers and parked waits. */
     public int liveThreads() {
-        return ioThreads.liveCount() + waiterThreads.liveCount();
+        return (acceptor.isAlive() ? 1 : 0) + ioThreads.liveCount() + waiterThreads.liveCount();
     }
 
     /** Accepted connections still in their handshake. */
     public int pendingHandshakes() {
-        return pendingHandshakes.get();
+        return acceptor.pendingHandshakes();
     }
 
     /** GET and WAIT requests currently parked waiting for keys. */
@@ -164,53 +164,37 @@ public final class StoreServer implements AutoCloseable {
         return closed.get();
     }
 
-    private void acceptLoop() {
-        while (!closed.get()) {
-            Socket socket;
+    /** Where the acceptor's connections go: a reader thread each, once through their handshake or into TLS. */
+    private final class Handover implements StoreAcceptor.Handover {
+        @Override
+        public void handshaken(SocketChannel channel) {
+            register(channel, connection -> connection::serve, () -> { });
+        }
+
+        @Override
+        public void startsTls(SocketChannel channel, long deadlineNanos, Runnable handshakeEnded) {
+            // A TLS handshake's slot is freed with its thread, so strangers never hold more threads than slots.
+            register(channel, connection -> () -> connection.serveTls(deadlineNanos), handshakeEnded);
+        }
+
+        private void register(SocketChannel channel, Function<ServerConnection, Runnable> reader, Runnable slot) {
+            Socket socket = channel.socket();
             try {
-                handshakeSlots.acquire(); // close() gives back enough to end the wait
+                ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove,
+                        auth, tls, limits, scheduler, slot, drops);
+                connections.add(connection);
+                // close() may have swept the set before we added to it; don't leave this one behind.
                 if (closed.get()) {
+                    connection.close();
+                    slot.run();
                     return;
                 }
-                socket = listener.accept();
-            } catch (InterruptedException e) {
-                return;
-            } catch (IOException e) {
-                handshakeSlots.release();
-                if (!closed.get()) {
-                    log.error("TcpStore server on {} stopped accepting connections", address, e);
-                }
-                return;
+                ioThreads.start("ferry-store-conn-" + connection.peer(), reader.apply(connection), slot);
+            } catch (RuntimeException e) {
+                log.debug("Rejected store client {}: {}", socket.getRemoteSocketAddress(), e.toString());
+                slot.run();
+                closeQuietly(socket);
             }
-            register(socket);
-        }
-    }
-
-    private void register(Socket socket) {
-        AtomicBoolean slotHeld = new AtomicBoolean(true);
-        pendingHandshakes.incrementAndGet();
-        Runnable releaseSlot = () -> {
-            if (slotHeld.compareAndSet(true, false)) {
-                pendingHandshakes.decrementAndGet();
-                handshakeSlots.release();
-            }
-        };
-        try {
-            socket.setTcpNoDelay(true);
-            ServerConnection connection = new ServerConnection(socket, table, waiterThreads, connections::remove, auth,
-                    tls, limits, scheduler, releaseSlot, drops);
-            connections.add(connection);
-            // close() may have swept the set before we added to it; don't leave this one behind.
-            if (closed.get()) {
-                connection.close();
-                return;
-            }
-            // A stranger's slot is freed with its thread, so strangers never hold more threads than slots.
-            ioThreads.start("ferry-store-conn-" + connection.peer(), connection::serve, releaseSlot);
-        } catch (IOException | RuntimeException e) {
-            log.debug("Rejected store client {}: {}", socket.getRemoteSocketAddress(), e.toString());
-            releaseSlot.run();
-            closeQuietly(socket);
         }
     }
 
@@ -223,8 +207,7 @@ public final class StoreServer implements AutoCloseable {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        closeQuietly(listener);
-        handshakeSlots.release(limits.maxPendingHandshakes()); // an acceptor waiting for a slot sees closed
+        acceptor.close(); // with the listener and every connection still in its handshake
         table.close();
         boolean interrupted = false;
         try {

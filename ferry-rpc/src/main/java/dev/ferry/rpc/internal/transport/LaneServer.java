@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.transport;
 
+import dev.ferry.rpc.internal.security.HandshakeDeadlines;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.internal.wire.FrameCodec;
 import dev.ferry.rpc.internal.wire.InboundMessage;
@@ -162,8 +163,7 @@ final class LaneServer implements AutoCloseable {
     private void acceptLoop() {
         try {
             while (!closed) {
-                long now = System.nanoTime();
-                selector.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextDeadline(now) - now) + 1));
+                selector.select(HandshakeDeadlines.selectMillis(selector, Handshake.class, Handshake::deadline));
                 Iterator<SelectionKey> selected = selector.selectedKeys().iterator();
                 while (selected.hasNext()) {
                     SelectionKey key = selected.next();
@@ -177,7 +177,8 @@ final class LaneServer implements AutoCloseable {
                         accept((ServerSocketChannel) key.channel());
                     }
                 }
-                expire(System.nanoTime());
+                HandshakeDeadlines.expire(selector, Handshake.class, Handshake::deadline,
+                        handshake -> handshake.fail("did not finish its handshake in time", authentication != null));
             }
         } catch (IOException | RuntimeException e) {
             if (!closed) {
@@ -216,24 +217,6 @@ final class LaneServer implements AutoCloseable {
         }
     }
 
-    private long nextDeadline(long now) {
-        long next = now + TimeUnit.SECONDS.toNanos(1);
-        for (SelectionKey key : selector.keys()) {
-            if (key.attachment() instanceof Handshake handshake && handshake.deadline - next < 0) {
-                next = handshake.deadline;
-            }
-        }
-        return next;
-    }
-
-    private void expire(long now) {
-        for (SelectionKey key : selector.keys()) {
-            if (key.isValid() && key.attachment() instanceof Handshake handshake && handshake.deadline - now <= 0) {
-                handshake.fail("did not finish its handshake in time", authentication != null);
-            }
-        }
-    }
-
     /**
      * One accepted socket proving itself: a fixed buffer each way, steps driven by the selector.
      * Only the accepting thread touches it.
@@ -260,6 +243,10 @@ final class LaneServer implements AutoCloseable {
                 out.flip();
                 expect(Stage.KEY, 4 + LaneOffer.KEY_BYTES);
             }
+        }
+
+        long deadline() {
+            return deadline;
         }
 
         private void expect(Stage next, int bytes) {

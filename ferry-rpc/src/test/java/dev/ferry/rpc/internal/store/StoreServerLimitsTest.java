@@ -112,6 +112,55 @@ class StoreServerLimitsTest {
         }
     }
 
+    /**
+     * The store rank 0 serves for a group takes its handshake timeout from the options (the group's
+     * {@code authTimeout}), with or without a token: sockets that send nothing hold no thread while
+     * they wait, and are closed at that timeout, not before and not at a fixed 10 s.
+     */
+    @Test
+    void silentSocketsHoldNoThreadAndAreClosedAtTheOptionsAuthTimeout() throws Exception {
+        Duration authTimeout = Duration.ofMillis(800);
+        int sockets = 40;
+        for (String token : new String[] {TOKEN, null}) {
+            TcpStoreOptions options = TcpStoreOptions.builder().port(0).server(true).authToken(token)
+                    .authTimeout(authTimeout).timeout(Duration.ofSeconds(20)).build();
+            try (TcpStore store = TcpStore.create(options)) {
+                var server = store.server().orElseThrow();
+                // the acceptor, and the reader of the store's own client (started as its HELLO's answer goes)
+                await().atMost(BOUND).until(() -> server.activeConnections() == 1);
+                int threadsBefore = server.liveThreads();
+                long start = System.nanoTime();
+                List<Socket> silent = new ArrayList<>();
+                for (int i = 0; i < sockets; i++) {
+                    Socket socket = new Socket("127.0.0.1", server.port());
+                    socket.setSoTimeout((int) BOUND.toMillis());
+                    silent.add(socket);
+                }
+                await().atMost(BOUND).until(() -> pending(store) == sockets);
+                int threadsDuring = server.liveThreads();
+                for (Socket socket : silent) {
+                    assertThat(HostileSockets.closedByPeer(socket)).as("closed at the handshake deadline").isTrue();
+                    socket.close();
+                }
+                long closedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.printf("store, %s token: %d silent sockets: %d threads before, %d while they waited;"
+                        + " all closed after %d ms (authTimeout %d ms)%n", token == null ? "without a" : "with a",
+                        sockets, threadsBefore, threadsDuring, closedAfter, authTimeout.toMillis());
+                assertThat(threadsDuring).as("threads while %d sockets await their handshake", sockets)
+                        .isEqualTo(threadsBefore);
+                assertThat(closedAfter).as("closed at the options' authTimeout, not before, not at 10 s")
+                        .isGreaterThanOrEqualTo(authTimeout.toMillis() - 50).isLessThan(5_000);
+                await().atMost(BOUND).until(() -> pending(store) == 0);
+                store.set("after", "fine".getBytes(StandardCharsets.UTF_8));
+                assertThat(store.get("after")).asString(StandardCharsets.UTF_8).isEqualTo("fine");
+            }
+        }
+    }
+
+    private static int pending(TcpStore store) {
+        return store.server().orElseThrow().pendingHandshakes();
+    }
+
     @Test
     void silentAndTricklingHandshakesAreClosedInTimeAFewAtOnce() throws Exception {
         int slots = 8;
@@ -142,7 +191,7 @@ class StoreServerLimitsTest {
                     hello.length), hello.length);
             trickle.close();
             assertThat(mostPending).isLessThanOrEqualTo(slots);
-            assertThat(mostThreads).as("acceptor and one reader per pending handshake").isLessThanOrEqualTo(slots + 1);
+            assertThat(mostThreads).as("the acceptor alone: a handshake holds no thread").isEqualTo(1);
             await().atMost(BOUND).until(() -> server.pendingHandshakes() == 0);
             aRealClientStillWorks(server, null);
         }
