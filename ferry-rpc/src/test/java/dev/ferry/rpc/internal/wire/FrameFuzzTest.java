@@ -4,6 +4,7 @@ import com.sun.management.ThreadMXBean;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.testing.ByteMutations;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -21,6 +22,7 @@ import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -152,14 +154,7 @@ class FrameFuzzTest {
                 Arbitraries.bytes().array(byte[].class).ofMaxSize(64).list().ofMaxSize(4),
                 Arbitraries.strings().ofMinLength(1).ofMaxLength(8).list().ofMaxSize(4))
                 .as(FrameFuzzTest::encode);
-        Arbitrary<List<Mutation>> mutations = mutation().list().ofMinSize(1).ofMaxSize(4);
-        return Combinators.combine(valid, mutations).as((frame, list) -> {
-            byte[] bytes = frame;
-            for (Mutation m : list) {
-                bytes = m.apply(bytes);
-            }
-            return bytes;
-        });
+        return ByteMutations.mutated(valid, Arbitraries.oneOf(ByteMutations.any(), lengthField()), 4);
     }
 
     /** A valid frame (without its length prefix), as a worker would send it. */
@@ -184,53 +179,10 @@ class FrameFuzzTest {
         }
     }
 
-    /** One change to a frame's bytes; positions are taken modulo the frame's length. */
-    private interface Mutation {
-        byte[] apply(byte[] frame);
-    }
-
-    private static Arbitrary<Mutation> mutation() {
-        Arbitrary<Integer> at = Arbitraries.integers().greaterOrEqual(0);
-        Arbitrary<Mutation> flip = Combinators.combine(at, Arbitraries.integers().between(0, 7))
-                .as((where, bit) -> frame -> {
-                    if (frame.length > 0) {
-                        frame[where % frame.length] ^= (byte) (1 << bit);
-                    }
-                    return frame;
-                });
-        Arbitrary<Mutation> overwrite = Combinators.combine(at, Arbitraries.bytes())
-                .as((where, value) -> frame -> {
-                    if (frame.length > 0) {
-                        frame[where % frame.length] = value;
-                    }
-                    return frame;
-                });
-        Arbitrary<Mutation> truncate = at.map(where -> frame ->
-                java.util.Arrays.copyOf(frame, frame.length == 0 ? 0 : where % frame.length));
-        Arbitrary<Mutation> insert = Combinators.combine(at, Arbitraries.bytes().array(byte[].class).ofMaxSize(8))
-                .as((where, extra) -> frame -> {
-                    int split = frame.length == 0 ? 0 : where % (frame.length + 1);
-                    byte[] out = new byte[frame.length + extra.length];
-                    System.arraycopy(frame, 0, out, 0, split);
-                    System.arraycopy(extra, 0, out, split, extra.length);
-                    System.arraycopy(frame, split, out, split + extra.length, frame.length - split);
-                    return out;
-                });
-        // A 32-bit field anywhere (lengths and counts are int32; the header count is the high half
-        // of one) set to a value a hostile peer would pick.
-        Arbitrary<Integer> claims = Arbitraries.oneOf(
-                Arbitraries.of(Integer.MAX_VALUE, Integer.MIN_VALUE, -1, 0, 1, 0xFFFF, 0x7FFF_FFF0,
-                        SharedBuffers.DESCRIPTOR),
-                Arbitraries.integers());
-        Arbitrary<Mutation> claim = Combinators.combine(at, claims)
-                .as((where, value) -> frame -> {
-                    if (frame.length >= 4) {
-                        ByteBuffer.wrap(frame).putInt(where % (frame.length - 3), value);
-                    }
-                    return frame;
-                });
-        // The same, exactly at a field the format defines: body length, buffer count or a length.
-        Arbitrary<Mutation> field = claims.map(value -> frame -> {
+    /** A length or count field the format defines (body length, buffer count or a length) set to a hostile value. */
+    private static Arbitrary<UnaryOperator<byte[]>> lengthField() {
+        Arbitrary<Integer> claims = Arbitraries.oneOf(ByteMutations.claims(), Arbitraries.just(SharedBuffers.DESCRIPTOR));
+        return claims.map(value -> frame -> {
             if (frame.length < 20) {
                 return frame;
             }
@@ -245,6 +197,5 @@ class FrameFuzzTest {
             in.putInt((int) target, value);
             return frame;
         });
-        return Arbitraries.oneOf(flip, overwrite, truncate, insert, claim, field);
     }
 }
