@@ -23,10 +23,13 @@ import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static dev.ferry.rpc.internal.transport.TestFrames.frameBytes;
+import static dev.ferry.rpc.internal.transport.TestFrames.frameWithPrefix;
+import static dev.ferry.rpc.internal.transport.TestFrames.writeChunk;
 
 /** The unit parser, fed a byte stream split at arbitrary points (no sockets). */
 class UnitReaderTest {
-    private static final long MAX = 64L << 20;
+    private static final long MAX = TestFrames.MAX;
 
     @Test
     void wholeFramesAndInterleavedChunksSurviveAnySplit() {
@@ -260,43 +263,5 @@ class UnitReaderTest {
     private static EmbeddedChannel channel(List<InboundMessage> got) {
         FrameAssembler assembler = new FrameAssembler(MAX, new LargeBufferPool(32L << 20, new MemoryPressure(false)));
         return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add, offer -> { }));
-    }
-
-    /** The frame (no length prefix) of a message {@code id} with one out-of-band buffer of {@code size} bytes. */
-    private static byte[] frameBytes(long id, int size) {
-        ByteBuf frame = frameWithPrefix(id, size);
-        frame.skipBytes(4);
-        byte[] bytes = new byte[frame.readableBytes()];
-        frame.readBytes(bytes);
-        frame.release();
-        return bytes;
-    }
-
-    private static ByteBuf frameWithPrefix(long id, int size) {
-        byte[] data = new byte[size];
-        for (int i = 0; i < size; i++) {
-            data[i] = (byte) (i * id);
-        }
-        EncodedPayload payload = new EncodedPayload(new byte[] {1},
-                List.of(new BufferObject.ByteBufferBufferObject(ByteBuffer.wrap(data))));
-        ByteBuf encoded = FrameCodec.encode(new OutboundMessage(MessageKind.CALL, id, CallHeaders.empty(), payload),
-                ByteBufAllocator.DEFAULT, MAX);
-        try {
-            return Unpooled.copiedBuffer(encoded);
-        } finally {
-            encoded.release();
-        }
-    }
-
-    private static int writeChunk(ByteBuf stream, int streamId, byte[] frame, int at) {
-        if (at >= frame.length) {
-            return at;
-        }
-        int n = Math.min(Chunks.CHUNK_BYTES, frame.length - at);
-        ByteBuf header = Chunks.header(ByteBufAllocator.DEFAULT, streamId, frame.length, n);
-        stream.writeBytes(header);
-        header.release();
-        stream.writeBytes(frame, at, n);
-        return at + n;
     }
 }
