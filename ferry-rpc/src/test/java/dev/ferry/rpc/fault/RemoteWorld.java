@@ -16,29 +16,32 @@ import java.io.InputStreamReader;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test's world of {@code worldSize} workers on loopback: one of them ({@code remoteRank}) in a
- * JVM of its own ({@link RemoteWorkerMain}), which the test can stop ({@link #stopRemote}) or kill
- * ({@link #killRemote}); the others are agents in the test's JVM ({@link #agent}). The TCP store
- * lives in the test's JVM too, so any worker may die. Closing kills the remote JVM and shuts the
- * local agents down without waiting for anyone.
+ * A test's world of {@code worldSize} workers on loopback: some of them (the remote ranks) in JVMs
+ * of their own ({@link RemoteWorkerMain}), which the test can stop ({@link #stop}), resume
+ * ({@link #resume}) or kill ({@link #kill}); the others are agents in the test's JVM
+ * ({@link #agent}). The TCP store lives in the test's JVM too, so any worker may die. Closing kills
+ * the remote JVMs and shuts the local agents down without waiting for anyone.
  */
 final class RemoteWorld implements AutoCloseable {
     private final TcpStoreServer store;
-    private final Process remote;
+    /** The remote JVMs by rank, the first the one {@link #stopRemote} and {@link #killRemote} mean. */
+    private final Map<Integer, Process> remotes;
     private final List<RpcAgent> agents = new ArrayList<>();
     private final int remoteRank;
     private final StringBuilder output = new StringBuilder();
 
-    private RemoteWorld(TcpStoreServer store, Process remote, int remoteRank) {
+    private RemoteWorld(TcpStoreServer store, Map<Integer, Process> remotes, int remoteRank) {
         this.store = store;
-        this.remote = remote;
+        this.remotes = remotes;
         this.remoteRank = remoteRank;
     }
 
@@ -52,22 +55,32 @@ final class RemoteWorld implements AutoCloseable {
     }
 
     static RemoteWorld start(int worldSize, int remoteRank, Duration heartbeatTimeout) throws Exception {
+        return start(worldSize, List.of(remoteRank), heartbeatTimeout);
+    }
+
+    /** A world whose {@code remoteRanks} run in JVMs of their own, each started at once. */
+    static RemoteWorld start(int worldSize, List<Integer> remoteRanks, Duration heartbeatTimeout) throws Exception {
         TcpStoreServer store = TcpStoreServer.start("127.0.0.1", 0);
         int port = store.address().getPort();
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-                "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                "-cp", System.getProperty("java.class.path"), RemoteWorkerMain.class.getName(),
-                Integer.toString(port), Integer.toString(remoteRank), Integer.toString(worldSize),
-                Long.toString(heartbeatTimeout.toMillis())));
-        Process remote = new ProcessBuilder(command).redirectErrorStream(true).start();
-        RemoteWorld world = new RemoteWorld(store, remote, remoteRank);
-        BlockingQueue<String> lines = world.readOutput();
+        Map<Integer, Process> remotes = new LinkedHashMap<>();
+        RemoteWorld world = new RemoteWorld(store, remotes, remoteRanks.get(0));
         try {
+            for (int remoteRank : remoteRanks) {
+                List<String> command = new ArrayList<>(List.of(
+                        Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                        "--enable-native-access=ALL-UNNAMED", "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+                        "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                        "-cp", System.getProperty("java.class.path"), RemoteWorkerMain.class.getName(),
+                        Integer.toString(port), Integer.toString(remoteRank), Integer.toString(worldSize),
+                        Long.toString(heartbeatTimeout.toMillis())));
+                remotes.put(remoteRank, new ProcessBuilder(command).redirectErrorStream(true).start());
+            }
+            BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+            remotes.values().forEach(remote -> world.readOutput(remote, lines));
             RpcBackendOptions options = options(port, heartbeatTimeout);
             List<CompletableFuture<RpcAgent>> starting = new ArrayList<>();
             for (int rank = 0; rank < worldSize; rank++) {
-                if (rank == remoteRank) {
+                if (remotes.containsKey(rank)) {
                     continue;
                 }
                 int r = rank;
@@ -77,9 +90,11 @@ final class RemoteWorld implements AutoCloseable {
             for (CompletableFuture<RpcAgent> agent : starting) {
                 world.agents.add(agent.get(90, TimeUnit.SECONDS));
             }
-            String ready = lines.poll(90, TimeUnit.SECONDS);
-            if (ready == null || !ready.startsWith("ready")) {
-                throw new AssertionError("the remote worker did not start: " + world.output());
+            for (int i = 0; i < remotes.size(); i++) {
+                String ready = lines.poll(90, TimeUnit.SECONDS);
+                if (ready == null) {
+                    throw new AssertionError("a remote worker did not start: " + world.output());
+                }
             }
             return world;
         } catch (Exception | Error e) {
@@ -88,8 +103,8 @@ final class RemoteWorld implements AutoCloseable {
         }
     }
 
-    private BlockingQueue<String> readOutput() {
-        BlockingQueue<String> ready = new LinkedBlockingQueue<>();
+    /** Copies what {@code remote} prints into {@link #output}, and its {@code ready} line into {@code ready}. */
+    private void readOutput(Process remote, BlockingQueue<String> ready) {
         Thread.ofPlatform().daemon().start(() -> {
             try (BufferedReader out = new BufferedReader(new InputStreamReader(remote.getInputStream(), UTF_8))) {
                 for (String line = out.readLine(); line != null; line = out.readLine()) {
@@ -104,10 +119,9 @@ final class RemoteWorld implements AutoCloseable {
                 // the process ended
             }
         });
-        return ready;
     }
 
-    /** What the remote JVM printed so far, for assertion messages. */
+    /** What the remote JVMs printed so far, for assertion messages. */
     String output() {
         synchronized (output) {
             return output.toString();
@@ -127,29 +141,44 @@ final class RemoteWorld implements AutoCloseable {
         return agents;
     }
 
-    /** SIGSTOP: the process stays, its sockets stay open, the kernel still ACKs; it does nothing. */
+    /** SIGSTOP of the (first) remote worker. */
     void stopRemote() throws Exception {
-        signal("-STOP");
+        stop(remoteRank);
+    }
+
+    /** SIGKILL of the (first) remote worker. */
+    void killRemote() throws Exception {
+        kill(remoteRank);
+    }
+
+    /** SIGSTOP: the process stays, its sockets stay open, the kernel still ACKs; it does nothing. */
+    void stop(int rank) throws Exception {
+        signal(rank, "-STOP");
+    }
+
+    /** SIGCONT: a stopped process goes on. */
+    void resume(int rank) throws Exception {
+        signal(rank, "-CONT");
     }
 
     /** SIGKILL: the process dies; the kernel closes its sockets. */
-    void killRemote() throws Exception {
-        signal("-KILL");
-        if (!remote.waitFor(30, TimeUnit.SECONDS)) {
-            throw new AssertionError("the remote worker did not die");
+    void kill(int rank) throws Exception {
+        signal(rank, "-KILL");
+        if (!remotes.get(rank).waitFor(30, TimeUnit.SECONDS)) {
+            throw new AssertionError("remote worker" + rank + " did not die");
         }
     }
 
-    private void signal(String signal) throws Exception {
-        Process kill = new ProcessBuilder("kill", signal, Long.toString(remote.pid())).inheritIO().start();
+    private void signal(int rank, String signal) throws Exception {
+        Process kill = new ProcessBuilder("kill", signal, Long.toString(remotes.get(rank).pid())).inheritIO().start();
         if (!kill.waitFor(10, TimeUnit.SECONDS) || kill.exitValue() != 0) {
-            throw new AssertionError("kill " + signal + " " + remote.pid() + " failed");
+            throw new AssertionError("kill " + signal + " " + remotes.get(rank).pid() + " failed");
         }
     }
 
     @Override
     public void close() {
-        remote.destroyForcibly();
+        remotes.values().forEach(Process::destroyForcibly);
         for (RpcAgent agent : agents) {
             agent.shutdown(false, Duration.ZERO);
         }
