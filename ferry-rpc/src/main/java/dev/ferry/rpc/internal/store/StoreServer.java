@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The TCP store server: a {@link KeyValueTable} served over a listening socket, one virtual thread
- * per authenticated connection plus one per parked wait. See {@link StoreProtocol} for the wire format.
+ * per connection through its handshake plus one per parked wait. See {@link StoreProtocol} for the wire format.
  *
  * <p>Strangers cost little ({@link ConnectionLimits}): one thread accepts every client and drives
  * every handshake without blocking ({@link StoreAcceptor}), so a connection that has not proved
