@@ -3,7 +3,9 @@ package dev.ferry.rpc;
 import dev.ferry.rpc.testing.LocalCluster;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +25,15 @@ class ShutdownTest {
                 .map(Thread::getName)
                 .filter(name -> name.startsWith("ferry-"))
                 .collect(Collectors.toSet());
+    }
+
+    @Test
+    void aClosedGroupLeavesNoThreadTheJvmWaitsForAtExit(@TempDir Path dir) throws Exception {
+        // Netty notified its loops' termination on GlobalEventExecutor, a non-daemon thread that
+        // stays a second after its last task: every worker JVM exited up to a second late.
+        String output = FreshJvm.run(dir.resolve("exit.log"), List.of(), ExitProbeMain.class);
+
+        assertThat(output).contains("non-daemon threads after shutdown: []");
     }
 
     @Test

@@ -4,6 +4,9 @@ import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.SingleThreadIoEventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ImmediateEventExecutor;
+import io.netty.util.concurrent.Promise;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadFactory;
@@ -19,6 +22,9 @@ import java.util.concurrent.ThreadFactory;
  * cancelled on another thread (whose removal Netty queues without waking the loop) keeps its
  * deadline until it is removed, so the loop wakes for it at the latest then, as before.
  *
+ * <p>Its loops report their termination without Netty's {@code GlobalEventExecutor} (see
+ * {@link #newChild}), so closing a transport starts no thread that outlives it.
+ *
  * <p>Only the epoll handler reads this deadline; the NIO handler (off Linux) waits by {@code
  * delayNanos}, which keeps Netty's one-second bound.
  *
@@ -32,10 +38,28 @@ final class IdleEventLoopGroup extends MultiThreadIoEventLoopGroup {
 
     @Override
     protected IoEventLoop newChild(Executor executor, IoHandlerFactory ioHandlerFactory, Object... args) {
-        return new SingleThreadIoEventLoop(this, executor, ioHandlerFactory) {
+        // Reported terminated by the loop's own thread, as its last act: Netty's own termination
+        // future notifies the group's listener on GlobalEventExecutor, whose thread is not a daemon
+        // and lingers for its quiet period (at least a second) after its last task, so each worker
+        // JVM waited up to a second after main returned (one loop's notice could end that thread
+        // just before the next loop's started it again, for a whole second).
+        Promise<Void> terminated = ImmediateEventExecutor.INSTANCE.newPromise();
+        Executor reporting = loop -> executor.execute(() -> {
+            try {
+                loop.run();
+            } finally {
+                terminated.trySuccess(null);
+            }
+        });
+        return new SingleThreadIoEventLoop(this, reporting, ioHandlerFactory) {
             @Override
             protected long deadlineNanos() {
                 return nextScheduledTaskDeadlineNanos(); // -1: none, and the I/O handler then blocks
+            }
+
+            @Override
+            public Future<?> terminationFuture() {
+                return terminated;
             }
         };
     }
