@@ -141,7 +141,17 @@ public final class RRef<T> implements AutoCloseable {
         }
         try {
             checkUsable("to_here()");
-            T value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
+            T value;
+            try {
+                value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
+            } catch (RpcException e) {
+                if (user.confirmation().isDone()) {
+                    // The creation's own failure is the news (a timed-out creation is cancelled on
+                    // the owner, whose value then says only that).
+                    checkUsable("to_here()");
+                }
+                throw e;
+            }
             // The creator's own reference is confirmed by the creation call's answer, which may come
             // after the value: wait for it, so a failed or timed-out creation is reported here.
             RpcFuture.fromCompletionStage(user.confirmation()).await();

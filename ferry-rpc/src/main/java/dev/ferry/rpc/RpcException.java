@@ -61,7 +61,14 @@ public class RpcException extends RuntimeException {
          * A connection's peer did not prove it holds the group's authentication token (wrong or
          * missing token, or something that is not a Ferry worker), or did not within the time allowed.
          */
-        UNAUTHENTICATED
+        UNAUTHENTICATED,
+        /**
+         * The call was cancelled: its future's {@code cancel} was called, or the call it was made
+         * for (a handler's nested call) was cancelled. The callee was told to stop the work: a
+         * request not started yet never runs, a running handler's thread is interrupted, and the
+         * nested calls it waits on are cancelled in turn.
+         */
+        CANCELLED
     }
 
     private final Code code;

@@ -16,6 +16,7 @@ import java.util.function.Consumer;
 import java.util.function.Function;
 
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.CallContext;
 import dev.ferry.rpc.internal.concurrent.CallbackQueue;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
@@ -75,6 +76,20 @@ import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
  * cannot overflow the stack. Callbacks should therefore be short and must not block; use
  * {@link #value()} inside them ({@link #await()} on the future passed in is fine too, it is done).
  *
+ * <h2>Cancelling</h2>
+ * {@link #cancel} fails a future that is not done with {@link RpcException.Code#CANCELLED} at once.
+ * On the future of a call ({@code rpcAsync}, a bound function's or an RRef's {@code rpcAsync}) it
+ * also cancels the remote work: the callee drops the request if it has not started, interrupts the
+ * handler's thread if it runs, and cancels the nested calls that handler waits on, on whichever
+ * workers they went to. A call that times out is cancelled on the callee the same way. A future
+ * derived with {@link #then} and the like is cancelled alone (its parent goes on); cancelling the
+ * {@link CompletableFuture} of {@link #toCompletableFuture} cancels this future.
+ *
+ * <h2>Inside a request handler</h2>
+ * A callback registered while a handler runs (an {@code @AsyncExecution} function chaining calls)
+ * runs in that handler's name wherever it runs: the calls it makes inherit the deadline of the
+ * call being handled and are cancelled with it, as the handler's own calls are.
+ *
  * <h2>Do not block transport threads</h2>
  * Calling {@link #await()} (or {@link #waitAll}) on a transport thread while the future is not
  * complete throws {@link RpcException.Code#ILLEGAL_STATE} at once: the reply would arrive on that
@@ -115,6 +130,10 @@ public final class RpcFuture<T> {
      * vCPU halts, ~50–100 µs). Futures a program makes itself do not spin.
      */
     private final AdaptiveSpin spin;
+    /** For a call's future: what cancels the call ({@link #cancel}); null for any other future. */
+    private final FutureCompleter.Canceller canceller;
+    /** The call {@link #canceller} cancels. */
+    private final long callId;
 
     /** A new incomplete future; complete it with {@link #setResult} or {@link #setException}. */
     public RpcFuture() {
@@ -122,7 +141,13 @@ public final class RpcFuture<T> {
     }
 
     private RpcFuture(AdaptiveSpin spin) {
+        this(spin, null, 0);
+    }
+
+    private RpcFuture(AdaptiveSpin spin, FutureCompleter.Canceller canceller, long callId) {
         this.spin = spin;
+        this.canceller = canceller;
+        this.callId = callId;
     }
 
     /** A future already completed with {@code value} (null allowed). */
@@ -295,7 +320,7 @@ public final class RpcFuture<T> {
     public <U> RpcFuture<U> then(Function<? super RpcFuture<T>, ? extends U> callback) {
         Objects.requireNonNull(callback, "then(): callback must not be null");
         RpcFuture<U> child = new RpcFuture<>(spin);
-        callbacks.add(new ThenCallback<>(this, callback, child));
+        callbacks.add(CallContext.bind(new ThenCallback<>(this, callback, child)));
         return child;
     }
 
@@ -312,7 +337,7 @@ public final class RpcFuture<T> {
     public <U> RpcFuture<U> thenApply(Function<? super T, ? extends U> mapper) {
         Objects.requireNonNull(mapper, "thenApply(): mapper must not be null");
         RpcFuture<U> child = new RpcFuture<>(spin);
-        callbacks.add(new ApplyCallback<>(this, mapper, child));
+        callbacks.add(CallContext.bind(new ApplyCallback<>(this, mapper, child)));
         return child;
     }
 
@@ -332,7 +357,7 @@ public final class RpcFuture<T> {
     public <U> RpcFuture<U> thenCompose(Function<? super T, ? extends RpcFuture<U>> next) {
         Objects.requireNonNull(next, "thenCompose(): function must not be null");
         RpcFuture<U> child = new RpcFuture<>(spin);
-        callbacks.add(new ComposeCallback<>(this, next, child));
+        callbacks.add(CallContext.bind(new ComposeCallback<>(this, next, child)));
         return child;
     }
 
@@ -345,7 +370,34 @@ public final class RpcFuture<T> {
      */
     public void addDoneCallback(Consumer<? super RpcFuture<T>> callback) {
         Objects.requireNonNull(callback, "addDoneCallback(): callback must not be null");
-        callbacks.add(() -> callback.accept(this));
+        callbacks.add(CallContext.bind(() -> callback.accept(this)));
+    }
+
+    // ---------------------------------------------------------------- cancelling
+
+    /**
+     * Fails this future with {@link RpcException.Code#CANCELLED} unless it is done. For a call's
+     * future the remote work is cancelled too (see the class comment): the callee is told, and,
+     * with {@code mayInterruptIfRunning}, interrupts the handler's thread if it runs and cancels
+     * the nested calls it waits on; without, a handler already running finishes, and its answer is
+     * dropped. A request that has not started never runs either way.
+     *
+     * <pre>{@code
+     * RpcFuture<Tensor> slow = agent.rpcAsync("worker1", Ops::train, batch);
+     * slow.cancel(true);          // slow fails CANCELLED now; worker1's handler is interrupted
+     * }</pre>
+     *
+     * @return true if this call cancelled the future, false if it was done already (a call answered,
+     *         failed or timed out: then nothing happens, here or on the callee)
+     */
+    public boolean cancel(boolean mayInterruptIfRunning) {
+        if (done()) {
+            return false;
+        }
+        if (canceller != null) {
+            return canceller.cancel(callId, mayInterruptIfRunning);
+        }
+        return tryFail(new RpcException(RpcException.Code.CANCELLED, "the future was cancelled"));
     }
 
     // ---------------------------------------------------------------- completing
@@ -445,20 +497,44 @@ public final class RpcFuture<T> {
 
     /**
      * A new {@link CompletableFuture} that completes like this future (a failure is stored as
-     * is, so {@code get()} wraps it in an {@code ExecutionException}). It is a one-way copy:
-     * completing or cancelling it does not affect this future.
+     * is, so {@code get()} wraps it in an {@code ExecutionException}). Completing it does not
+     * affect this future; cancelling it cancels this future ({@link #cancel cancel(true)}, the
+     * remote work of a call included), as {@link CompletableFuture#cancel} promises.
      */
     public CompletableFuture<T> toCompletableFuture() {
-        CompletableFuture<T> view = new CompletableFuture<>();
-        callbacks.add(() -> {
+        CompletableFuture<T> view = new CancellingView<>(this);
+        callbacks.add(CallContext.bind(() -> {
             Object outcome = state.getNow(INCOMPLETE);
             if (outcome instanceof Failure failure) {
                 view.completeExceptionally(failure.cause());
             } else {
                 view.complete(cast(outcome));
             }
-        });
+        }));
         return view;
+    }
+
+    /** The {@link #toCompletableFuture} of a future: its cancel cancels the future too. */
+    private static final class CancellingView<T> extends CompletableFuture<T> {
+        private final RpcFuture<T> source;
+
+        CancellingView(RpcFuture<T> source) {
+            this.source = source;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            if (cancelled) {
+                source.cancel(true);
+            }
+            return cancelled;
+        }
+
+        @Override
+        public <U> CompletableFuture<U> newIncompleteFuture() {
+            return new CompletableFuture<>(); // dependents are plain: cancelling one cancels only it
+        }
     }
 
     @Override
@@ -666,6 +742,11 @@ public final class RpcFuture<T> {
         @Override
         public <T> RpcFuture<T> newFuture(AdaptiveSpin spin) {
             return new RpcFuture<>(spin);
+        }
+
+        @Override
+        public <T> RpcFuture<T> newCallFuture(AdaptiveSpin spin, FutureCompleter.Canceller canceller, long callId) {
+            return new RpcFuture<>(spin, canceller, callId);
         }
 
         @Override

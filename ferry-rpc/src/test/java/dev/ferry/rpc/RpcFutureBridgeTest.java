@@ -37,19 +37,32 @@ class RpcFutureBridgeTest {
     }
 
     @Test
-    void completingOrCancellingTheViewDoesNotTouchTheFuture() {
+    void completingTheViewDoesNotTouchTheFuture() {
         RpcFuture<String> future = new RpcFuture<>();
         CompletableFuture<String> completed = future.toCompletableFuture();
-        CompletableFuture<String> cancelled = future.toCompletableFuture();
         completed.complete("forged");
-        cancelled.cancel(true);
         assertThat(future.done()).isFalse();
 
         future.setResult("real");
         assertThat(future.value()).isEqualTo("real");
         assertThat(completed.join()).isEqualTo("forged");
-        assertThat(cancelled).isCancelled();
         assertThat(future.toCompletableFuture()).isCompletedWithValue("real");
+    }
+
+    @Test
+    void cancellingTheViewCancelsTheFutureAndOnlyThatView() {
+        RpcFuture<String> future = new RpcFuture<>();
+        CompletableFuture<String> other = future.toCompletableFuture();
+        CompletableFuture<String> cancelled = future.toCompletableFuture();
+        CompletableFuture<Integer> dependent = cancelled.thenApply(String::length);
+        assertThat(cancelled.cancel(true)).isTrue();
+
+        assertThat(cancelled).isCancelled();
+        assertThat(dependent).isCompletedExceptionally();
+        assertThatThrownBy(future::value).isInstanceOfSatisfying(RpcException.class,
+                e -> assertThat(e.code()).isEqualTo(RpcException.Code.CANCELLED));
+        assertThat(other).isCompletedExceptionally().isNotCancelled();
+        assertThat(future.cancel(true)).as("already done").isFalse();
     }
 
     @Test

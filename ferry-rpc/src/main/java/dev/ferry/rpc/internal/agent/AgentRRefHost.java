@@ -89,7 +89,8 @@ final class AgentRRefHost implements RRefHost {
     @SuppressWarnings("unchecked")
     public RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
         // the fetch function is asynchronous: its reply arrives as a completed future of the value
-        return agent.invokeInline(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
+        return agent.invokeInlineForApplication(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()},
+                        timeout)
                 .thenCompose(value -> (RpcFuture<Object>) value);
     }
 

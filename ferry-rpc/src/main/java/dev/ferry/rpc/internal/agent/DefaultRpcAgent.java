@@ -10,6 +10,7 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WaitAllScope;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.CallContext;
 import dev.ferry.rpc.internal.concurrent.DedicatedThreads;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
@@ -106,6 +107,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private static final long WATCHDOG_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
     private static final dev.ferry.rpc.RpcFunction0<Boolean> ACK = SystemCalls::ack;
+    private static final dev.ferry.rpc.RpcFunction2<Long, Boolean, Boolean> CANCEL = SystemCalls::cancelCall;
 
     private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
 
@@ -124,7 +126,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     /** The status page this agent serves (rank 0 with statusPagePort), or null. */
     private volatile StatusPageProvider.StatusPage statusPage;
     private final Transport transport;
-    private final PendingCalls pending = new PendingCalls();
+    private final PendingCalls pending = new PendingCalls(call -> cancelRemotely(call, true));
+    /** What a call's future's {@code cancel} calls ({@link #cancelCall}). */
+    private final FutureCompleter.Canceller canceller = (id, interrupt) -> cancelCall(id, interrupt, null);
     private final CallCounters counters = new CallCounters();
     private final ReadThrottle throttle;
     /** How this agent's callers poll for an answer before they park ({@link RpcFuture#await}). */
@@ -256,7 +260,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 UUID.randomUUID().toString().getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8);
         incoming = new IncomingCalls(this, self, codec, resolver, interceptors, observers, options.numWorkerThreads(),
                 rrefs, throttle, counters, options.transport().spinTime().toNanos(),
-                task -> timer.schedule(task, WATCHDOG_NANOS));
+                task -> timer.schedule(task, WATCHDOG_NANOS), this::cancelMadeFor);
         connections = new PeerConnections(transport, codec, membership, this::retire);
         GroupRendezvous.Joined joined = GroupRendezvous.join(store, self, address, worldSize, timeout);
         incarnation = joined.incarnation();
@@ -590,6 +594,15 @@ public final class DefaultRpcAgent implements RpcAgent {
         return send(to, FunctionRefs.of(function), args, timeout, true, INLINE_HEADERS);
     }
 
+    /**
+     * As {@link #invokeInline}, for the application ({@code toHere()}'s fetch): made inside a
+     * handler, it ends by the deadline of the call being handled and is cancelled with it.
+     */
+    RpcFuture<Object> invokeInlineForApplication(WorkerInfo to, RemoteFunction function, Object[] args,
+                                                 Duration timeout) {
+        return send(to, FunctionRefs.of(function), args, timeout, true, INLINE_HEADERS, false, true);
+    }
+
     /** As {@link #invokeWithHeaders}, then waits, as {@link #invokeAndWait} does. */
     <R> R invokeWithHeadersAndWait(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout,
                                    CallHeaders headers) {
@@ -612,6 +625,18 @@ public final class DefaultRpcAgent implements RpcAgent {
     @SuppressWarnings("unchecked")
     private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
                                   CallHeaders base, boolean waits) {
+        return send(to, function, args, timeout, system, base, waits, !system);
+    }
+
+    /**
+     * {@code forApplication}: made for the application (its calls, and a system call such as the
+     * fetch of {@code toHere()}), so within a handler's {@link CallContext}: its deadline is at
+     * the latest the handled call's, and it is cancelled with that call. Ferry's protocol messages
+     * (RRef confirmations and deletes, heartbeats) follow no request: a cancel must not lose them.
+     */
+    @SuppressWarnings("unchecked")
+    private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
+                                  CallHeaders base, boolean waits, boolean forApplication) {
         long start = System.nanoTime();
         WorkerDirectory workers = runningDirectory();
         WorkerInfo callee = workers.member(to);
@@ -628,12 +653,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         if (observed != null) {
             observed.encoded(payload.totalBytes());
         }
-        RpcFuture<Object> future = FutureCompleter.newFuture(callerSpin);
+        RpcFuture<Object> future = FutureCompleter.newCallFuture(callerSpin, canceller, id);
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
         headers = userDeletes.attach(callee, headers, future,
                 system || interceptorContext || headers.contains(AgentRRefHost.CREATE));
-        OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload);
-        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed);
+        CallContext parent = forApplication ? CallContext.current() : null;
+        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed, parent);
         if (!system) {
             counters.sent(payload.totalBytes());
         }
@@ -642,13 +667,32 @@ public final class DefaultRpcAgent implements RpcAgent {
             pending.fail(id, new RpcException(RpcException.Code.SHUTDOWN, "RPC agent " + self.name() + " has been shut down"));
             return (RpcFuture<R>) future;
         }
-        Duration effective = timeout != null ? timeout : rpcTimeout;
-        if (!effective.isZero() && !future.done()) {
-            long deadline = System.nanoTime() + saturatedNanos(effective);
-            call.timeoutMillis = effective.toMillis();
-            call.deadline = deadline == 0 ? 1 : deadline;
-            timer.armed(call.deadline);
+        if (parent != null && parent.cancelled()) {
+            pending.fail(id, new RpcException(RpcException.Code.CANCELLED, info.function() + " to " + callee.name()
+                    + " was made for a call that " + parent.callerName() + " cancelled"));
+            return (RpcFuture<R>) future;
         }
+        Duration effective = timeout != null ? timeout : rpcTimeout;
+        if (!future.done()) {
+            long deadline = effective.isZero() ? 0 : (System.nanoTime() + saturatedNanos(effective)) | 1;
+            long inherited = parent == null ? 0 : parent.deadline();
+            if (inherited != 0 && (deadline == 0 || inherited - deadline < 0)) {
+                // The caller of the request being handled stops waiting before this call's own timeout.
+                call.timeoutMillis = Math.max(0, TimeUnit.NANOSECONDS.toMillis(inherited - System.nanoTime()));
+                call.inherited = true;
+                deadline = inherited;
+            } else {
+                call.timeoutMillis = effective.toMillis();
+            }
+            if (deadline != 0) {
+                call.deadline = deadline;
+                timer.armed(deadline);
+            }
+        }
+        // The callee's handler learns the time left (its own nested calls end by then); Ferry's
+        // own calls have no nested calls to bound.
+        OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload,
+                system ? 0 : call.deadline);
         CompletableFuture<PeerChannel> connecting = connections.get(callee);
         PeerChannel open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
         if (open != null) {
@@ -656,6 +700,9 @@ public final class DefaultRpcAgent implements RpcAgent {
             sendOn(open, call, message, system, interceptorContext, waits);
         } else {
             connecting.whenComplete((channel, error) -> {
+                if (future.done()) {
+                    return; // cancelled, timed out or failed while connecting: it must not run remotely
+                }
                 if (error != null) {
                     pending.fail(id, error instanceof RpcException rpc ? rpc
                             : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
@@ -699,6 +746,52 @@ public final class DefaultRpcAgent implements RpcAgent {
         if (!channel.isActive()) {
             pending.fail(id, unavailable(callee, null));
         }
+    }
+
+    /**
+     * Cancels call {@code id} if it is still pending: its future fails {@code CANCELLED} now and
+     * its callee is told ({@link #cancelRemotely}). {@code parent}: the request it was made for,
+     * cancelled by its own caller (null: its future's {@code cancel}). Returns whether it was pending.
+     */
+    private boolean cancelCall(long id, boolean interrupt, CallContext parent) {
+        PendingCall call = pending.remove(id);
+        if (call == null) {
+            return false;
+        }
+        String what = call.info.function() + " to " + call.info.callee().name();
+        call.fail(new RpcException(RpcException.Code.CANCELLED, parent == null ? what + " was cancelled"
+                : what + " was cancelled with the call it was made for (cancelled by " + parent.callerName() + ")"));
+        cancelRemotely(call, interrupt);
+        return true;
+    }
+
+    /** Cancels the calls still pending that were made for {@code request}, a request its caller cancelled. */
+    private void cancelMadeFor(CallContext request, boolean interrupt) {
+        for (PendingCall call : pending.madeFor(request)) {
+            cancelCall(call.id, interrupt, request);
+        }
+    }
+
+    /**
+     * Tells the callee of {@code call}, which ended here (cancelled, timed out), to stop working on
+     * it ({@link SystemCalls#cancelCall}). On a virtual thread: this may run on the timer or a
+     * transport thread, which must never wait for room in a send queue. A call never sent needs
+     * nothing; Ferry's own calls are not cancellable there.
+     */
+    private void cancelRemotely(PendingCall call, boolean interrupt) {
+        if (call.system || call.connection == null || state == State.CLOSED) {
+            return;
+        }
+        WorkerInfo callee = call.info.callee();
+        Object[] args = {call.id, interrupt};
+        Thread.ofVirtual().name("ferry-cancel-" + self.name()).start(() -> {
+            try {
+                invokeInline(callee, CANCEL, args, null);
+            } catch (RuntimeException e) {
+                log.debug("{}: the cancel of call #{} could not be sent to {}: {}", self.name(), call.id, callee.name(),
+                        e.toString());
+            }
+        });
     }
 
     private static RpcException unavailable(WorkerInfo peer, Throwable cause) {
@@ -851,6 +944,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
         info.put("agent.server_active_async_calls", Integer.toString(incoming == null ? 0 : incoming.activeAsync()));
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
+        info.put("agent.server_cancellable_calls", Integer.toString(incoming == null ? 0 : incoming.cancellable()));
+        info.put("agent.server_cancelled_calls", Long.toString(incoming == null ? 0 : incoming.cancelled()));
         info.put("agent.bound_functions", Integer.toString(codec.boundFunctions()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));

@@ -8,6 +8,7 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.AdaptiveSpin;
+import dev.ferry.rpc.internal.concurrent.CallContext;
 import dev.ferry.rpc.internal.concurrent.DedicatedThreads;
 import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.RateLimitedLog;
@@ -42,6 +43,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 
 /**
@@ -54,6 +56,15 @@ import java.util.function.Consumer;
  * function returns a future and its reply is sent when that completes, with no thread held.
  *
  * <p>Every failure becomes an ERROR reply to the caller, and is logged here, on the callee, too.
+ *
+ * <h2>Deadlines and cancellation</h2>
+ * An application request is its handler's {@link CallContext}: while the handler runs, and in the
+ * callbacks it registers, the calls it makes end by the caller's deadline (the time left the call
+ * carried, {@link InboundMessage#remainingNanos()}, from its arrival here) and are cancelled with
+ * it. A caller's cancel ({@link #cancel}) drops a request not started yet, cancels the calls its
+ * handler made and still waits on, then interrupts the handler's thread if it still runs; the
+ * interrupt never outlives the handler (a shared thread, the warm one or a lane's, runs the next
+ * request clean).
  */
 final class IncomingCalls {
     private static final Logger log = LoggerFactory.getLogger(IncomingCalls.class);
@@ -85,11 +96,23 @@ final class IncomingCalls {
     /** Set by a non-graceful shutdown: handlers are being interrupted. */
     private volatile boolean abandoning;
     private final CallCounters counters;
+    /** The application requests not answered yet, for their callers' cancel messages. */
+    private final CancellableRequests<Request> cancellable = new CancellableRequests<>();
+    /** Requests their callers cancelled while this worker had them. */
+    private final java.util.concurrent.atomic.AtomicLong cancelled = new java.util.concurrent.atomic.AtomicLong();
+    /** Cancels the calls made for a request (with an interrupt of their handlers, or without). */
+    private final BiConsumer<CallContext, Boolean> cancelMadeFor;
+    /** The caller of the system call this thread runs, for {@link SystemCalls#cancelCall}. */
+    private static final ThreadLocal<WorkerInfo> SYSTEM_CALLER = new ThreadLocal<>();
+    /** The most time left a call may claim (~73 years): arrival plus it never overflows. */
+    private static final long MAX_REMAINING_NANOS = Long.MAX_VALUE / 4;
 
     IncomingCalls(RpcAgent agent, WorkerInfo self, ObjectCodec codec, FunctionResolver resolver,
                   List<CallInterceptor> interceptors, CallObservers observers, int numWorkerThreads, RRefContext rrefs,
                   ReadThrottle throttle,
-                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule) {
+                  CallCounters counters, long warmSpinNanos, Consumer<Runnable> schedule,
+                  BiConsumer<CallContext, Boolean> cancelMadeFor) {
+        this.cancelMadeFor = cancelMadeFor;
         this.throttle = throttle;
         this.counters = counters;
         this.rrefs = rrefs;
@@ -147,17 +170,23 @@ final class IncomingCalls {
             // sends the header on another call does not choose the thread that runs it.
             decoded = decodeHere(message);
             if (decoded.isSystemCall(resolver)) {
-                run(back, caller, message, false, owner, decoded, null);
+                run(back, caller, message, false, owner, decoded, null, null);
                 return;
             }
+        }
+        long remaining = message.remainingNanos();
+        long deadline = remaining == 0 ? 0 : System.nanoTime() + Math.min(remaining, MAX_REMAINING_NANOS);
+        Request request = new Request(back, caller, message, counted, owner, decoded, observed,
+                deadline == 0 ? 0 : deadline | 1);
+        if (counted) {
+            cancellable.add(request.key, request);
         }
         if (DedicatedThreads.current()) {
             // A thread the transport dedicates to this exchange (a lane's): it may block, and
             // nothing else waits for it, so it runs the request as the warm request thread would.
-            runInline(new Request(back, caller, message, counted, owner, decoded, observed));
+            runInline(request);
             return;
         }
-        Request request = new Request(back, caller, message, counted, owner, decoded, observed);
         if (warm == null || !warm.offer(request)) {
             startVirtual(request);
         }
@@ -238,7 +267,7 @@ final class IncomingCalls {
         } catch (RejectedExecutionException e) {
             throttle.left(request.message.payloadBytes());
             if (request.counted) {
-                finished();
+                finished(request);
             }
             log.warn("{} dropped request #{} from {}: the agent is shutting down", self.name(), request.message.id(),
                     request.caller.name());
@@ -257,8 +286,11 @@ final class IncomingCalls {
         }
     }
 
-    /** A request to run off the transport thread. */
-    private final class Request implements Runnable {
+    /**
+     * A request to run off the transport thread, and the context of its handler. Its cancel state
+     * is guarded by itself: an interrupt reaches the handler's thread only while the handler runs.
+     */
+    private final class Request extends CallContext implements Runnable {
         final ReturnPath back;
         final WorkerInfo caller;
         final InboundMessage message;
@@ -268,9 +300,22 @@ final class IncomingCalls {
         final Decoded decoded;
         /** Its timeline for the call observers following it, or null. */
         final ObservedRequest observed;
+        /** The caller's deadline here ({@link System#nanoTime()}, odd); 0: none. */
+        final long deadline;
+        /** Its key among the {@link #cancellable} requests. */
+        final long key;
+        private volatile boolean cancelled;
+        /** The thread running the handler, while it runs; guarded by this. */
+        private Thread runner;
+        /** Whether {@link #runner} was interrupted by a cancel; guarded by this. */
+        private boolean interrupted;
+        /** The future an {@code @AsyncExecution} handler returned; guarded by this. */
+        private RpcFuture<?> async;
 
         Request(ReturnPath back, WorkerInfo caller, InboundMessage message, boolean counted, OwnerState created,
-                Decoded decoded, ObservedRequest observed) {
+                Decoded decoded, ObservedRequest observed, long deadline) {
+            this.deadline = deadline;
+            this.key = CancellableRequests.key(caller.id(), message.id());
             this.decoded = decoded;
             this.observed = observed;
             this.back = back;
@@ -282,8 +327,108 @@ final class IncomingCalls {
 
         @Override
         public void run() {
-            IncomingCalls.this.run(back, caller, message, counted, created, decoded, observed);
+            IncomingCalls.this.run(back, caller, message, counted, created, decoded, observed, this);
         }
+
+        @Override
+        public long deadline() {
+            return deadline;
+        }
+
+        @Override
+        public boolean cancelled() {
+            return cancelled;
+        }
+
+        @Override
+        public String callerName() {
+            return caller.name();
+        }
+
+        /** The handler starts on this thread; false: the request was cancelled before, it must not run. */
+        synchronized boolean start() {
+            if (cancelled) {
+                return false;
+            }
+            runner = Thread.currentThread();
+            return true;
+        }
+
+        /**
+         * The handler returned ({@code async}: the future of an {@code @AsyncExecution} one, else
+         * null) or threw: no interrupt reaches this thread from now on, and one that came is
+         * cleared. A cancel that came while it ran cancels the future it returned.
+         */
+        void handlerEnded(RpcFuture<?> returned) {
+            boolean cancelReturned;
+            synchronized (this) {
+                runner = null;
+                if (interrupted) {
+                    Thread.interrupted();
+                }
+                async = returned;
+                cancelReturned = cancelled && returned != null;
+            }
+            if (cancelReturned) {
+                returned.cancel(true);
+            }
+        }
+
+        /** The caller cancelled this call: see the class comment. */
+        void cancel(boolean interrupt) {
+            RpcFuture<?> returned;
+            synchronized (this) {
+                if (cancelled) {
+                    return;
+                }
+                cancelled = true;
+                returned = async;
+            }
+            // Nested calls first: the handler, woken by the interrupt, finds its nested futures cancelled.
+            cancelMadeFor.accept(this, interrupt);
+            if (interrupt) {
+                synchronized (this) {
+                    if (runner != null) {
+                        interrupted = true;
+                        runner.interrupt();
+                    }
+                }
+            }
+            if (returned != null) {
+                returned.cancel(interrupt);
+            }
+        }
+    }
+
+    /**
+     * Call {@code callId} of {@code caller} is cancelled there: drop it if it has not started,
+     * else cancel what its handler waits on and, with {@code interrupt}, interrupt the handler.
+     * A call answered already, or never received, is ignored.
+     */
+    void cancel(WorkerInfo caller, long callId, boolean interrupt) {
+        Request request = cancellable.get(CancellableRequests.key(caller.id(), callId));
+        if (request == null || !request.caller.equals(caller)) {
+            log.debug("{}: cancel of request #{} from {} ignored: not running here", self.name(), callId, caller.name());
+            return;
+        }
+        log.debug("{}: request #{} from {} cancelled by its caller", self.name(), callId, caller.name());
+        cancelled.incrementAndGet();
+        request.cancel(interrupt);
+    }
+
+    /** The caller of the system call the current thread runs (null outside of one). */
+    static WorkerInfo systemCaller() {
+        return SYSTEM_CALLER.get();
+    }
+
+    /** Application requests a cancel message could still find (for tests and debug info). */
+    int cancellable() {
+        return cancellable.size();
+    }
+
+    /** Requests cancelled by their callers while here, so far. */
+    long cancelled() {
+        return cancelled.get();
     }
 
     /** User deletes riding on a call: applied as it is read, before the call runs. */
@@ -303,7 +448,7 @@ final class IncomingCalls {
      * block); {@code decoded} if already, {@code observed} if call observers follow it.
      */
     private void run(ReturnPath back, WorkerInfo caller, InboundMessage message, boolean counted,
-                     OwnerState created, Decoded decoded, ObservedRequest observed) {
+                     OwnerState created, Decoded decoded, ObservedRequest observed, Request context) {
         // Out of the queue the throttle counts: from here on this request runs, or blocks on a
         // nested call with its permit given back, and never holds up the requests read after it.
         throttle.left(message.payloadBytes());
@@ -316,7 +461,17 @@ final class IncomingCalls {
         boolean handlerReturned = false;
         RpcHandleEvent event = CallEvents.beginRequest();
         String outcome = "ok";
+        boolean started = false;
+        CallContext previous = null;
         try {
+            if (context != null) {
+                if (!context.start()) {
+                    throw new RpcException(RpcException.Code.CANCELLED, "request #" + message.id() + " from "
+                            + caller.name() + " was cancelled by its caller before it started");
+                }
+                started = true;
+                previous = CallContext.enter(context);
+            }
             CallRequest request = (decoded != null ? decoded : decode(message)).awaitConfirmed();
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             if (observed != null) {
@@ -334,9 +489,24 @@ final class IncomingCalls {
             for (CallInterceptor interceptor : interceptors) {
                 args = interceptor.afterReceiveRequest(info, args, message.headers());
             }
-            Object result = invokeScoped(info, invoker, request.function().captured(), args, message.headers());
-            if (invoker.isAsync()) {
-                RpcFuture<?> pending = asFuture(result, invoker.name());
+            Object result;
+            if (invoker.isSystem()) {
+                SYSTEM_CALLER.set(caller);
+                try {
+                    result = invokeScoped(info, invoker, request.function().captured(), args, message.headers());
+                } finally {
+                    SYSTEM_CALLER.remove();
+                }
+            } else {
+                result = invokeScoped(info, invoker, request.function().captured(), args, message.headers());
+            }
+            RpcFuture<?> pending = invoker.isAsync() ? asFuture(result, invoker.name()) : null;
+            if (started) {
+                started = false;
+                context.handlerEnded(pending);
+                CallContext.restore(previous);
+            }
+            if (pending != null) {
                 replyLater = true;
                 activeAsync.incrementAndGet();
                 CallInfo asyncInfo = info;
@@ -349,8 +519,9 @@ final class IncomingCalls {
                     }
                     try {
                         if (done.failed()) {
-                            storeError(created, done.exceptionNow());
-                            replyError(back, asyncInfo, done.exceptionNow(), !counted, observed);
+                            Throwable failure = asSeenBy(context, done.exceptionNow());
+                            storeError(created, failure);
+                            replyError(back, asyncInfo, failure, !counted, observed);
                         } else {
                             replyOrStore(back, asyncInfo, created, done.value(), message.headers(), !counted,
                                     observed);
@@ -358,7 +529,7 @@ final class IncomingCalls {
                     } finally {
                         activeAsync.decrementAndGet();
                         if (counted) {
-                            finished();
+                            finished(context);
                         }
                     }
                 });
@@ -373,7 +544,13 @@ final class IncomingCalls {
                 }
                 replyOrStore(back, info, created, result, message.headers(), !counted, observed);
             }
-        } catch (Throwable failure) {
+        } catch (Throwable thrown) {
+            if (started) {
+                started = false;
+                context.handlerEnded(null);
+                CallContext.restore(previous);
+            }
+            Throwable failure = asSeenBy(context, thrown);
             if (observed != null && !replyLater && !handlerReturned) {
                 observed.handlerEnded(false);
             }
@@ -388,9 +565,23 @@ final class IncomingCalls {
             CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
                     replyLater, outcome);
             if (!replyLater && counted) {
-                finished();
+                finished(context);
             }
         }
+    }
+
+    /**
+     * What a request's failure is once its caller cancelled it: {@code CANCELLED} (how an
+     * interrupted handler ended is no news to anyone; an RRef's value says it was cancelled).
+     */
+    private static Throwable asSeenBy(Request context, Throwable failure) {
+        if (context == null || !context.cancelled()
+                || failure instanceof RpcException rpc && rpc.code() == RpcException.Code.CANCELLED) {
+            return failure;
+        }
+        return new RpcException(RpcException.Code.CANCELLED, "request #" + context.message.id() + " from "
+                + context.caller.name() + " was cancelled by its caller (its handler ended with " + failure + ")",
+                failure);
     }
 
     /** For calls on an RRef's value: argument 0, the RRef, becomes the value it refers to. */
@@ -487,7 +678,11 @@ final class IncomingCalls {
             failure = new RpcException(RpcException.Code.UNAVAILABLE, self.name() + " shut down while running "
                     + info.function() + " for " + info.caller().name());
         }
-        if (isRefusal(failure)) {
+        if (failure instanceof RpcException rpc && rpc.code() == RpcException.Code.CANCELLED) {
+            // Its caller asked for this and no longer waits: no news.
+            log.debug("{}: request #{} ({}) from {} cancelled: {}", self.name(), info.callId(), info.function(),
+                    info.caller().name(), failure.getMessage());
+        } else if (isRefusal(failure)) {
             // What a peer may send at will: logged within bounds.
             refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
                     info.caller().name(), failure.getMessage());
@@ -555,7 +750,10 @@ final class IncomingCalls {
         };
     }
 
-    private void finished() {
+    private void finished(Request request) {
+        if (request != null) {
+            cancellable.remove(request.key, request);
+        }
         active.decrement();
     }
 

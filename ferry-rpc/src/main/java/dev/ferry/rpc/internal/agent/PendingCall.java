@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.internal.concurrent.CallContext;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.observe.CallEvents;
 import dev.ferry.rpc.internal.observe.ObservedCall;
@@ -27,6 +28,13 @@ final class PendingCall {
     volatile long deadline;
     /** The timeout the deadline came from, for the error message. */
     volatile long timeoutMillis;
+    /** Whether the deadline is {@link #parent}'s (it came before the call's own timeout). */
+    volatile boolean inherited;
+    /**
+     * The request this call was made for (a handler's nested call), or null: it is cancelled with
+     * that request, and its deadline is at the latest that request's.
+     */
+    final CallContext parent;
     /** The Flight Recorder event of this call; null while no recording wants one. */
     private final RpcCallEvent event;
     /** The agent's totals; null for Ferry's own calls, which are not counted. */
@@ -37,7 +45,8 @@ final class PendingCall {
     private final ObservedCall observed;
 
     PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
-                RpcCallEvent event, CallCounters counters, long startNanos, ObservedCall observed) {
+                RpcCallEvent event, CallCounters counters, long startNanos, ObservedCall observed, CallContext parent) {
+        this.parent = parent;
         this.startNanos = startNanos;
         this.observed = observed;
         this.function = function;

@@ -16,6 +16,12 @@ import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 final class PendingCalls {
     private final ConcurrentHashMap<Long, PendingCall> calls = new ConcurrentHashMap<>();
     private final ActivityCounter userCalls = new ActivityCounter();
+    /** Told of each call that timed out, on the timer thread: its callee may still be working on it. */
+    private final java.util.function.Consumer<PendingCall> timedOut;
+
+    PendingCalls(java.util.function.Consumer<PendingCall> timedOut) {
+        this.timedOut = timedOut;
+    }
 
     void add(PendingCall call) {
         calls.put(call.id, call);
@@ -60,14 +66,39 @@ final class PendingCalls {
                 continue;
             }
             if (deadline - now <= 0) {
-                fail(call.id, new RpcException(RpcException.Code.TIMEOUT, "RPC ran for more than set timeout ("
-                        + call.timeoutMillis + " ms) and will now be marked with an error: " + call.info.function()
-                        + " on " + call.info.callee().name()));
+                PendingCall expired = remove(call.id);
+                if (expired != null) {
+                    expired.fail(timeout(expired));
+                    timedOut.accept(expired);
+                }
             } else if (deadline < earliest) {
                 earliest = deadline;
             }
         }
         return earliest;
+    }
+
+    private static RpcException timeout(PendingCall call) {
+        if (call.inherited) {
+            return new RpcException(RpcException.Code.TIMEOUT, "RPC ran past the deadline it inherited from the call"
+                    + " it was made for (" + call.timeoutMillis + " ms left of the caller's deadline when it was made,"
+                    + " from " + call.parent.callerName() + ") and will now be marked with an error: "
+                    + call.info.function() + " on " + call.info.callee().name());
+        }
+        return new RpcException(RpcException.Code.TIMEOUT, "RPC ran for more than set timeout ("
+                + call.timeoutMillis + " ms) and will now be marked with an error: " + call.info.function()
+                + " on " + call.info.callee().name());
+    }
+
+    /** The calls still pending that were made for {@code parent} (a request being handled). */
+    java.util.List<PendingCall> madeFor(dev.ferry.rpc.internal.concurrent.CallContext parent) {
+        java.util.List<PendingCall> children = new java.util.ArrayList<>();
+        for (PendingCall call : calls.values()) {
+            if (call.parent == parent) {
+                children.add(call);
+            }
+        }
+        return children;
     }
 
     /** Fails every call sent on {@code connection}. */

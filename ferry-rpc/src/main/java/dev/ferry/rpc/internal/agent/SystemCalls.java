@@ -79,6 +79,19 @@ public final class SystemCalls {
         return Boolean.TRUE;
     }
 
+    /**
+     * The caller cancelled its call {@code callId} ({@code RpcFuture.cancel}, or the call's deadline
+     * passed there): stop that work here ({@link IncomingCalls#cancel}). Ignored for a call answered
+     * already or unknown here.
+     */
+    static Boolean cancelCall(long callId, boolean interrupt) {
+        dev.ferry.rpc.WorkerInfo caller = IncomingCalls.systemCaller();
+        if (caller != null) {
+            agent().incomingCalls().cancel(caller, callId, interrupt);
+        }
+        return Boolean.TRUE;
+    }
+
     static Boolean rrefForkRequest(int createdOn, long localId, int forkCreatedOn, long forkLocalId) {
         agent().rrefs().onForkRequest(new GloballyUniqueId(createdOn, localId),
                 new GloballyUniqueId(forkCreatedOn, forkLocalId));

@@ -27,9 +27,20 @@ public final class FutureCompleter {
     public interface Access {
         <T> RpcFuture<T> newFuture(AdaptiveSpin spin);
 
+        <T> RpcFuture<T> newCallFuture(AdaptiveSpin spin, Canceller canceller, long callId);
+
         <T> boolean tryComplete(RpcFuture<T> future, T value);
 
         boolean tryFail(RpcFuture<?> future, Throwable failure);
+    }
+
+    /**
+     * What {@link RpcFuture#cancel} of a call's future asks of the agent that made the call: fail
+     * it with {@code CANCELLED} and tell the callee, unless it already ended.
+     */
+    public interface Canceller {
+        /** Returns whether this cancelled the call (false: it had ended already). */
+        boolean cancel(long callId, boolean interrupt);
     }
 
     private static volatile Access access;
@@ -54,12 +65,24 @@ public final class FutureCompleter {
      * agent's; null: it parks at once), as the futures derived from it do.
      */
     public static <T> RpcFuture<T> newFuture(AdaptiveSpin spin) {
+        return access().newFuture(spin);
+    }
+
+    private static Access access() {
         Access current = access;
         if (current == null) {
             new RpcFuture<Void>(); // initializes RpcFuture, which sets the access
             current = access;
         }
-        return current.newFuture(spin);
+        return current;
+    }
+
+    /**
+     * As {@link #newFuture}, for call {@code callId}: its {@code cancel} goes to {@code canceller}
+     * (no object per call: the future keeps the two).
+     */
+    public static <T> RpcFuture<T> newCallFuture(AdaptiveSpin spin, Canceller canceller, long callId) {
+        return access().newCallFuture(spin, Objects.requireNonNull(canceller, "canceller"), callId);
     }
 
     /**

@@ -131,10 +131,11 @@ public final class RRefContext {
         if (state instanceof UserState user) {
             if (failure != null) {
                 user.creationError = creationFailure(failure);
-                // A timed-out creation may still have happened on the owner (the delete that
-                // follows on the same connection finds it); one that failed here never left.
+                // A timed-out or cancelled creation may still have happened on the owner (the
+                // delete that follows on the same connection finds it); one that failed here never left.
                 user.neverSent = failure instanceof RpcException rpc && rpc.code() != RpcException.Code.TIMEOUT
-                        && rpc.code() != RpcException.Code.REMOTE_ERROR && rpc.code() != RpcException.Code.UNAVAILABLE;
+                        && rpc.code() != RpcException.Code.REMOTE_ERROR && rpc.code() != RpcException.Code.UNAVAILABLE
+                        && rpc.code() != RpcException.Code.CANCELLED;
             }
             confirm(user);
         } else if (state instanceof OwnerState owner) {

@@ -36,6 +36,27 @@ import java.util.function.IntFunction;
  * body:   the Fory object stream (in band); buffers: the out-of-band binary buffers, in order
  * </pre>
  *
+ * Ferry's own header entries (an application's interceptors add their own names):
+ * <pre>
+ * +---------------------+-------------------------------+----------------------------------------------+
+ * | name                | value                         | meaning                                      |
+ * +---------------------+-------------------------------+----------------------------------------------+
+ * | ferry-deadline      | int64 nanoseconds, &gt; 0       | a CALL's time left when it was encoded (the  |
+ * |                     |                               | sender's deadline; clocks differ, so not an  |
+ * |                     |                               | instant). Always the first entry; the        |
+ * |                     |                               | handler's nested calls end by then           |
+ * |                     |                               | ({@link #DEADLINE}, not in CallHeaders)       |
+ * | ferry-system        | "1"                           | one of Ferry's own calls (not counted as     |
+ * |                     |                               | application work)                            |
+ * | ferry-inline        | "1"                           | a system call that never blocks: run on the  |
+ * |                     |                               | transport thread (honoured for those only)   |
+ * | ferry-rref-create   | int32, int64, int32, int64    | remote(): the result becomes this RRef's     |
+ * |                     |                               | value (RRef id, fork id)                     |
+ * | ferry-rref-receiver | "1"                           | argument 0, an RRef, becomes its value       |
+ * | ferry-rref-deletes  | RRef deletes riding on a call | see {@code agent/UserDeletes}                |
+ * +---------------------+-------------------------------+----------------------------------------------+
+ * </pre>
+ *
  * The out-of-band buffers never go through the object stream: a {@link ByteBuffer} of at least
  * {@link #REFERENCE_BYTES} is not copied at all (the frame is a composite referring to its memory),
  * anything else is copied once into the frame. A stream transport sends a frame larger than
@@ -60,6 +81,17 @@ public final class FrameCodec {
     /** Bytes before the header: version, kind, flags, id, header length. */
     private static final int FIXED = 1 + 1 + 2 + 8 + 4;
     private static final byte[] EMPTY_HEADERS = {0, 0};
+    /**
+     * The header entry of a CALL's deadline: its time left in nanoseconds when the frame was
+     * encoded, an int64 greater than zero. The encoder writes it first, from
+     * {@link OutboundMessage#deadline()}, and the decoder takes it out of the headers into
+     * {@link InboundMessage#remainingNanos()}: a call pays neither a header object nor a lookup
+     * for it.
+     */
+    public static final String DEADLINE = "ferry-deadline";
+    private static final byte[] DEADLINE_NAME = DEADLINE.getBytes(StandardCharsets.UTF_8);
+    /** The deadline entry: name length, name, value length, int64. */
+    private static final int DEADLINE_ENTRY_BYTES = 1 + DEADLINE_NAME.length + 4 + 8;
     private static final Map<String, byte[]> NAME_BYTES = new java.util.concurrent.ConcurrentHashMap<>();
 
     static {
@@ -83,7 +115,7 @@ public final class FrameCodec {
 
     /** Size of the frame without the length prefix. */
     public static long frameSize(OutboundMessage message, byte[] header) {
-        long size = FIXED + header.length + 4L + message.payload().inBand().length + 4L;
+        long size = FIXED + headerLength(message, header) + 4L + message.payload().inBand().length + 4L;
         for (BufferObject buffer : message.payload().outOfBand()) {
             size += 4L + buffer.totalBytes();
         }
@@ -270,17 +302,34 @@ public final class FrameCodec {
      * check instead of one per field, and a fraction of the code for the JIT to compile.
      */
     private static byte[] prefix(long size, OutboundMessage message, byte[] header, int bodyLength) {
-        byte[] prefix = new byte[4 + FIXED + header.length + 4];
-        ByteBuffer.wrap(prefix)
+        int headerLength = headerLength(message, header);
+        byte[] prefix = new byte[4 + FIXED + headerLength + 4];
+        ByteBuffer out = ByteBuffer.wrap(prefix)
                 .putInt((int) size)
                 .put((byte) VERSION)
                 .put((byte) message.kind().code())
                 .putShort((short) 0)
                 .putLong(message.id())
-                .putInt(header.length)
-                .put(header)
-                .putInt(bodyLength);
+                .putInt(headerLength);
+        if (message.deadline() == 0) {
+            out.put(header);
+        } else {
+            int count = ((header[0] & 0xff) << 8) | (header[1] & 0xff);
+            if (count == 0xffff) {
+                throw protocol("too many header entries for a deadline besides");
+            }
+            // Measured now, as late as the sender can: the time the message waited to be written counts.
+            long left = Math.max(1, message.deadline() - System.nanoTime());
+            out.putShort((short) (count + 1))
+                    .put((byte) DEADLINE_NAME.length).put(DEADLINE_NAME).putInt(Long.BYTES).putLong(left)
+                    .put(header, 2, header.length - 2);
+        }
+        out.putInt(bodyLength);
         return prefix;
+    }
+
+    private static int headerLength(OutboundMessage message, byte[] header) {
+        return header.length + (message.deadline() == 0 ? 0 : DEADLINE_ENTRY_BYTES);
     }
 
     private static void unpin(Loans.Loan[] pinned) {
@@ -371,7 +420,18 @@ public final class FrameCodec {
             }
             int flags = frame.readUnsignedShort();
             long id = frame.readLong();
-            CallHeaders headers = decodeHeaders(frame, readLength(frame, "header"));
+            ByteBuf section = frame.readSlice(readLength(frame, "header"));
+            int entries = section.readUnsignedShort();
+            long remaining = 0;
+            if (entries > 0 && startsWithDeadline(section)) {
+                section.skipBytes(DEADLINE_ENTRY_BYTES - Long.BYTES);
+                remaining = section.readLong();
+                if (remaining <= 0) {
+                    throw protocol("bad " + DEADLINE + " " + remaining + " (the time left must be positive)");
+                }
+                entries--;
+            }
+            CallHeaders headers = decodeHeaders(section, entries);
             ByteBuffer body = take(frame, readLength(frame, "body"), owned);
             int count = readCount(frame);
             List<ByteBuffer> buffers = count == 0 ? List.of() : new ArrayList<>(count);
@@ -385,7 +445,7 @@ public final class FrameCodec {
             if (frame.isReadable()) {
                 throw protocol(frame.readableBytes() + " unexpected trailing bytes in a frame");
             }
-            return new InboundMessage(kind, id, headers, body, buffers, flags);
+            return new InboundMessage(kind, id, headers, body, buffers, flags, remaining);
         } catch (IndexOutOfBoundsException e) {
             throw protocol("truncated frame: " + e.getMessage());
         }
@@ -405,9 +465,22 @@ public final class FrameCodec {
         return shared.resolve(where, offset, length);
     }
 
-    private static CallHeaders decodeHeaders(ByteBuf frame, int length) {
-        ByteBuf section = frame.readSlice(length);
-        int count = section.readUnsignedShort();
+    /** Whether the header section's next entry is a well-formed {@link #DEADLINE} entry. */
+    private static boolean startsWithDeadline(ByteBuf section) {
+        int at = section.readerIndex();
+        if (section.readableBytes() < DEADLINE_ENTRY_BYTES || section.getUnsignedByte(at) != DEADLINE_NAME.length) {
+            return false;
+        }
+        for (int i = 0; i < DEADLINE_NAME.length; i++) {
+            if (section.getByte(at + 1 + i) != DEADLINE_NAME[i]) {
+                return false;
+            }
+        }
+        return section.getInt(at + 1 + DEADLINE_NAME.length) == Long.BYTES;
+    }
+
+    /** The {@code count} entries of a header section, its count already read. */
+    private static CallHeaders decodeHeaders(ByteBuf section, int count) {
         if (count == 0) {
             return CallHeaders.empty();
         }

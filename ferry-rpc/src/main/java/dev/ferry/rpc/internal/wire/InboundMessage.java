@@ -6,14 +6,21 @@ import java.nio.ByteBuffer;
 import java.util.List;
 
 /**
- * A message read from the wire, its payload still encoded. The buffers are the message's own
+ * A message read from the wire, its payload still encoded; {@code remainingNanos} is the time its
+ * sender had left when it sent it ({@link FrameCodec#DEADLINE}; 0: no deadline). The buffers are the message's own
  * (copied out of the transport's buffers), so it may be decoded on any thread, at any time.
  */
 public record InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand,
-                             List<ByteBuffer> outOfBand, int flags) {
+                             List<ByteBuffer> outOfBand, int flags, long remainingNanos) {
     /** Without flags. */
     public InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand, List<ByteBuffer> outOfBand) {
-        this(kind, id, headers, inBand, outOfBand, 0);
+        this(kind, id, headers, inBand, outOfBand, 0, 0);
+    }
+
+    /** Without a deadline. */
+    public InboundMessage(MessageKind kind, long id, CallHeaders headers, ByteBuffer inBand, List<ByteBuffer> outOfBand,
+                          int flags) {
+        this(kind, id, headers, inBand, outOfBand, flags, 0);
     }
 
     /** Whether the sender flagged this message {@link FrameCodec#FLAG_LONE}. */
