@@ -43,6 +43,55 @@ class FrameCodecTest {
     }
 
     @Test
+    void aCallsDeadlineTravelsAsTheTimeLeftInTheFirstHeaderEntry() {
+        long timeLeft = java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        OutboundMessage out = new OutboundMessage(MessageKind.CALL, 8, CallHeaders.empty().with(CONTEXT, 3L),
+                new EncodedPayload(new byte[] {1}, List.of()), System.nanoTime() + timeLeft);
+        ByteBuf frame = FrameCodec.encode(out, ByteBufAllocator.DEFAULT, 1 << 20);
+        try {
+            assertThat(frame.readInt()).isEqualTo(frame.readableBytes());
+            // version, kind, flags, id, header length, then the count and the deadline entry first
+            assertThat(frame.getUnsignedShort(frame.readerIndex() + 16)).as("entries").isEqualTo(2);
+            assertThat(frame.getByte(frame.readerIndex() + 18)).isEqualTo((byte) FrameCodec.DEADLINE.length());
+            InboundMessage in = FrameCodec.decode(frame);
+            assertThat(in.remainingNanos()).isPositive().isLessThanOrEqualTo(timeLeft);
+            assertThat(in.headers().size()).as("not among the headers").isEqualTo(1);
+            assertThat(in.headers().get(CONTEXT)).isEqualTo(3L);
+        } finally {
+            frame.release();
+        }
+        ByteBuf none = FrameCodec.encode(new OutboundMessage(MessageKind.CALL, 9, CallHeaders.empty(),
+                new EncodedPayload(new byte[] {1}, List.of())), ByteBufAllocator.DEFAULT, 1 << 20);
+        try {
+            none.skipBytes(4);
+            assertThat(FrameCodec.decode(none).remainingNanos()).isZero();
+        } finally {
+            none.release();
+        }
+    }
+
+    @Test
+    void aDeadlineWithoutTimeLeftIsAProtocolError() {
+        ByteBuf frame = FrameCodec.encode(new OutboundMessage(MessageKind.CALL, 8, CallHeaders.empty(),
+                new EncodedPayload(new byte[] {1}, List.of()), System.nanoTime() + 1_000_000_000L),
+                ByteBufAllocator.DEFAULT, 1 << 20);
+        try {
+            frame.skipBytes(4);
+            int value = frame.readerIndex() + 18 + 1 + FrameCodec.DEADLINE.length() + 4;
+            for (long forged : new long[] {0, -1, Long.MIN_VALUE}) {
+                frame.setLong(value, forged);
+                ByteBuf copy = frame.duplicate();
+                assertThatThrownBy(() -> FrameCodec.decode(copy)).isInstanceOfSatisfying(RpcException.class, e -> {
+                    assertThat(e.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR);
+                    assertThat(e).hasMessageContaining(FrameCodec.DEADLINE);
+                });
+            }
+        } finally {
+            frame.release();
+        }
+    }
+
+    @Test
     void theLoneFlagTravelsAndIsOffByDefault() {
         OutboundMessage out = new OutboundMessage(MessageKind.CALL, 3, CallHeaders.empty(),
                 new EncodedPayload(new byte[] {1}, List.of()));
