@@ -531,10 +531,6 @@ public final class RpcFuture<T> {
             return cancelled;
         }
 
-        @Override
-        public <U> CompletableFuture<U> newIncompleteFuture() {
-            return new CompletableFuture<>(); // dependents are plain: cancelling one cancels only it
-        }
     }
 
     @Override
