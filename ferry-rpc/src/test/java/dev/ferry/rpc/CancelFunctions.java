@@ -50,6 +50,23 @@ public final class CancelFunctions {
         }
     }
 
+    /**
+     * The middle hop as {@link #relayAndWait}, with {@code rpcSync}: the calling thread may carry the
+     * call on a lane of its own and read the answer there.
+     */
+    public static boolean relaySync(String to, long ownTimeoutMillis) {
+        Probe p = probe;
+        try {
+            return Rpc.current().to(to).withTimeout(Duration.ofMillis(ownTimeoutMillis))
+                    .rpcSync(CancelFunctions::awaitInterrupt);
+        } catch (RuntimeException e) {
+            p.nestedFailure.set(e);
+            throw e;
+        } finally {
+            p.nestedEnded.countDown();
+        }
+    }
+
     /** The middle hop: calls {@link #awaitInterrupt} on {@code to} with a timeout of its own, and waits. */
     public static boolean relayAndWait(String to, long ownTimeoutMillis) {
         Probe p = probe;

@@ -111,6 +111,26 @@ class DeadlinesAndCancellationTest {
     }
 
     @Test
+    void cancelReachesANestedSynchronousCallOnALane() throws Exception {
+        for (int i = 0; i < 5; i++) {
+            cluster.agent(1).rpcSync("worker2", Ops::noop, i); // lanes from worker1 to worker2 open
+        }
+        long exchanges = Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges"));
+        RpcFuture<Boolean> call = cluster.agent(0).to("worker1").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
+                .rpcAsync(CancelFunctions::relaySync, "worker2", OWN_TIMEOUT_MILLIS);
+        assertThat(probe.started.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges")))
+                .as("the nested call took a lane").isGreaterThan(exchanges);
+
+        assertThat(call.cancel(true)).isTrue();
+        assertThat(probe.interrupted.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(probe.nestedEnded.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+        assertThat(((RpcException) probe.nestedFailure.get()).code()).isEqualTo(RpcException.Code.CANCELLED);
+        assertTablesDrain();
+        assertThat(cluster.agent(1).rpcSync("worker2", Ops::noop, 7)).as("the lanes go on").isEqualTo(7);
+    }
+
+    @Test
     void cancellingTheCompletableFutureViewCancelsTheRemoteWork() throws Exception {
         RpcFuture<Boolean> call = cluster.agent(0).to("worker2").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
                 .rpcAsync(CancelFunctions::awaitInterrupt);
