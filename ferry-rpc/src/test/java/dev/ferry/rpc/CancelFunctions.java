@@ -37,17 +37,27 @@ public final class CancelFunctions {
     private CancelFunctions() {
     }
 
-    /** The last hop: waits (up to a minute) for an interrupt, and says whether it came. */
+    /**
+     * The last hop: waits (up to a minute, or until the test releases it) for an interrupt, and
+     * says whether it came.
+     */
     public static boolean awaitInterrupt() {
         Probe p = probe;
         p.started.countDown();
         try {
-            Thread.sleep(Duration.ofMinutes(1));
+            p.release.get(1, java.util.concurrent.TimeUnit.MINUTES);
             return false;
         } catch (InterruptedException e) {
             p.interrupted.countDown();
             return true;
+        } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
         }
+    }
+
+    /** The name of the thread that runs this. */
+    public static String threadName() {
+        return Thread.currentThread().getName();
     }
 
     /**
@@ -118,8 +128,8 @@ public final class CancelFunctions {
         }
     }
 
-    /** Counts that it ran. */
-    public static int count() {
+    /** Counts that it ran; {@code rref} only travels (an RRef argument the callee must accept). */
+    public static int count(RRef<?> rref) {
         return probe.ran.incrementAndGet();
     }
 

@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -47,6 +48,11 @@ class DeadlinesAndCancellationTest {
     void newProbe() {
         probe = new CancelFunctions.Probe();
         CancelFunctions.probe = probe;
+    }
+
+    @AfterEach
+    void releaseWhatIsLeft() {
+        probe.release.complete(null); // a scenario that failed leaves no handler waiting for the next
     }
 
     @Test
@@ -112,8 +118,9 @@ class DeadlinesAndCancellationTest {
 
     @Test
     void cancelReachesANestedSynchronousCallOnALane() throws Exception {
-        for (int i = 0; i < 5; i++) {
-            cluster.agent(1).rpcSync("worker2", Ops::noop, i); // lanes from worker1 to worker2 open
+        long until = System.nanoTime() + BOUND.toNanos();
+        while (!cluster.agent(1).rpcSync("worker2", CancelFunctions::threadName).startsWith("ferry-lane-")) {
+            assertThat(System.nanoTime() - until).as("a lane from worker1 to worker2 opened").isNegative();
         }
         long exchanges = Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges"));
         RpcFuture<Boolean> call = cluster.agent(0).to("worker1").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
@@ -183,7 +190,10 @@ class DeadlinesAndCancellationTest {
                     .rpcAsync(CancelFunctions::ignoreInterrupts));
         }
         await().atMost(BOUND).until(() -> "4".equals(cluster.agent(1).getDebugInfo().get("agent.server_running_calls")));
-        RpcFuture<Integer> waiting = cluster.agent(0).rpcAsync("worker1", CancelFunctions::count);
+        // Its argument, an RRef worker0 uses and worker2 owns, must still be accepted by worker1.
+        RRef<Integer> travelling = cluster.agent(0).remote("worker2", Ops::noop, 3);
+        assertThat(travelling.toHere()).isEqualTo(3);
+        RpcFuture<Integer> waiting = cluster.agent(0).rpcAsync("worker1", CancelFunctions::count, travelling);
         await().atMost(BOUND).until(() -> "5".equals(cluster.agent(1).getDebugInfo().get("agent.server_active_calls")));
 
         long cancelledBefore = Long.parseLong(cluster.agent(1).getDebugInfo().get("agent.server_cancelled_calls"));
@@ -194,6 +204,9 @@ class DeadlinesAndCancellationTest {
         assertThat(RpcFuture.waitAll(holders)).containsOnly("released");
         assertTablesDrain();
         assertThat(probe.ran.get()).as("the cancelled request ran").isZero();
+        await().atMost(BOUND).untilAsserted(() -> assertThat(cluster.agent(0).getDebugInfo())
+                .as("the fork worker0 sent was accepted").containsEntry("rref.num_pending_children", "0"));
+        travelling.close();
     }
 
     @Test

@@ -464,6 +464,9 @@ final class IncomingCalls {
         boolean started = false;
         CallContext previous = null;
         try {
+            // Decoded even when cancelled already: the RRefs among the arguments must take part in
+            // the reference-counting protocol (accept their forks), whether the function runs or not.
+            CallRequest request = (decoded != null ? decoded : decode(message)).awaitConfirmed();
             if (context != null) {
                 if (!context.start()) {
                     throw new RpcException(RpcException.Code.CANCELLED, "request #" + message.id() + " from "
@@ -472,7 +475,6 @@ final class IncomingCalls {
                 started = true;
                 previous = CallContext.enter(context);
             }
-            CallRequest request = (decoded != null ? decoded : decode(message)).awaitConfirmed();
             info = new CallInfo(caller, self, message.id(), request.function().displayName());
             if (observed != null) {
                 observed.decoded(info);
