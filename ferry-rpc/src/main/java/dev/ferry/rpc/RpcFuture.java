@@ -83,7 +83,10 @@ import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
  * handler's thread if it runs, and cancels the nested calls that handler waits on, on whichever
  * workers they went to. A call that times out is cancelled on the callee the same way. A future
  * derived with {@link #then} and the like is cancelled alone (its parent goes on); cancelling the
- * {@link CompletableFuture} of {@link #toCompletableFuture} cancels this future.
+ * {@link CompletableFuture} of {@link #toCompletableFuture} cancels this future. A {@code remote()}
+ * has no future to cancel: its creation is cancelled with the handler that made it, or when its
+ * timeout passes; the RRef then raises that ({@code CANCELLED}, {@code TIMEOUT}) on use, and its
+ * delete still reaches the owner, which drops the value: nothing leaks.
  *
  * <h2>Inside a request handler</h2>
  * A callback registered while a handler runs (an {@code @AsyncExecution} function chaining calls)
@@ -503,15 +506,23 @@ public final class RpcFuture<T> {
      */
     public CompletableFuture<T> toCompletableFuture() {
         CompletableFuture<T> view = new CancellingView<>(this);
-        callbacks.add(CallContext.bind(() -> {
-            Object outcome = state.getNow(INCOMPLETE);
-            if (outcome instanceof Failure failure) {
-                view.completeExceptionally(failure.cause());
-            } else {
-                view.complete(cast(outcome));
-            }
-        }));
+        if (done()) {
+            // At once, not as a callback: one queued behind callbacks still running on another
+            // thread would leave the view of a done future incomplete (and cancellable) meanwhile.
+            completeView(view);
+        } else {
+            callbacks.add(CallContext.bind(() -> completeView(view)));
+        }
         return view;
+    }
+
+    private void completeView(CompletableFuture<T> view) {
+        Object outcome = state.getNow(INCOMPLETE);
+        if (outcome instanceof Failure failure) {
+            view.completeExceptionally(failure.cause());
+        } else {
+            view.complete(cast(outcome));
+        }
     }
 
     /** The {@link #toCompletableFuture} of a future: its cancel cancels the future too. */

@@ -122,18 +122,24 @@ class DeadlinesAndCancellationTest {
         while (!cluster.agent(1).rpcSync("worker2", CancelFunctions::threadName).startsWith("ferry-lane-")) {
             assertThat(System.nanoTime() - until).as("a lane from worker1 to worker2 opened").isNegative();
         }
-        long exchanges = Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges"));
-        RpcFuture<Boolean> call = cluster.agent(0).to("worker1").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
-                .rpcAsync(CancelFunctions::relaySync, "worker2", OWN_TIMEOUT_MILLIS);
-        assertThat(probe.started.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges")))
-                .as("the nested call took a lane").isGreaterThan(exchanges);
+        // The handler's rpcSync takes a lane when one is idle at that moment; a few tries make sure
+        // one scenario ran on a lane (each try is a whole scenario, cancelled and drained).
+        boolean onALane = false;
+        for (int attempt = 0; attempt < 5 && !onALane; attempt++) {
+            newProbe();
+            long exchanges = Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges"));
+            RpcFuture<Boolean> call = cluster.agent(0).to("worker1").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
+                    .rpcAsync(CancelFunctions::relaySync, "worker2", OWN_TIMEOUT_MILLIS);
+            assertThat(probe.started.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            onALane = Long.parseLong(cluster.agent(1).getDebugInfo().get("transport.lanes.exchanges")) > exchanges;
 
-        assertThat(call.cancel(true)).isTrue();
-        assertThat(probe.interrupted.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(probe.nestedEnded.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
-        assertThat(((RpcException) probe.nestedFailure.get()).code()).isEqualTo(RpcException.Code.CANCELLED);
-        assertTablesDrain();
+            assertThat(call.cancel(true)).isTrue();
+            assertThat(probe.interrupted.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            assertThat(probe.nestedEnded.await(BOUND.toSeconds(), TimeUnit.SECONDS)).isTrue();
+            assertThat(((RpcException) probe.nestedFailure.get()).code()).isEqualTo(RpcException.Code.CANCELLED);
+            assertTablesDrain();
+        }
+        assertThat(onALane).as("a nested call took a lane in one of the tries").isTrue();
         assertThat(cluster.agent(1).rpcSync("worker2", Ops::noop, 7)).as("the lanes go on").isEqualTo(7);
     }
 
@@ -211,6 +217,10 @@ class DeadlinesAndCancellationTest {
 
     @Test
     void aCancelledHandlersRemoteCreationLeavesNoRRefOnTheOwner() throws Exception {
+        // What other scenarios left (an RRef argument of a request that never ran is released when
+        // the collector finds it, as a handler's arguments are) is not this scenario's.
+        int ownedBefore = rrefCount(2, "num_owner_rrefs");
+        int usersBefore = rrefCount(1, "num_live_users");
         RpcFuture<Boolean> call = cluster.agent(0).to("worker1").withTimeout(Duration.ofMillis(OWN_TIMEOUT_MILLIS))
                 .rpcAsync(CancelFunctions::remoteAndWait, "worker2");
         assertThat(probe.started.await(BOUND.toSeconds(), TimeUnit.SECONDS)).as("the owner makes the value").isTrue();
@@ -221,11 +231,15 @@ class DeadlinesAndCancellationTest {
         assertThat(((RpcException) probe.nestedFailure.get()).code()).isEqualTo(RpcException.Code.CANCELLED);
         // The creator's reference is closed, its delete reaches the owner: the owner's table drains.
         await().atMost(BOUND).untilAsserted(() -> {
-            assertThat(cluster.agent(2).getDebugInfo()).containsEntry("rref.num_owner_rrefs", "0");
-            assertThat(cluster.agent(1).getDebugInfo()).containsEntry("rref.num_live_users", "0")
-                    .containsEntry("rref.num_pending_users", "0");
+            assertThat(rrefCount(2, "num_owner_rrefs")).as("worker2's RRefs").isLessThanOrEqualTo(ownedBefore);
+            assertThat(rrefCount(1, "num_live_users")).as("worker1's users").isLessThanOrEqualTo(usersBefore);
+            assertThat(rrefCount(1, "num_pending_users")).isZero();
         });
         assertTablesDrain();
+    }
+
+    private int rrefCount(int rank, String name) {
+        return Integer.parseInt(cluster.agent(rank).getDebugInfo().get("rref." + name));
     }
 
     /** Every worker's tables of calls sent and received drain. */
