@@ -13,6 +13,7 @@ import dev.ferry.rpc.testing.LocalCluster;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +24,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * A test's world of {@code worldSize} workers on loopback: some of them (the remote ranks) in JVMs
@@ -151,9 +154,37 @@ final class RemoteWorld implements AutoCloseable {
         kill(remoteRank);
     }
 
-    /** SIGSTOP: the process stays, its sockets stay open, the kernel still ACKs; it does nothing. */
+    /**
+     * SIGSTOP: the process stays, its sockets stay open, the kernel still ACKs; it does nothing.
+     * Returns once every thread of the process is stopped: {@code kill} returns when the signal is
+     * sent, and on a loaded machine the process's threads may run on for a while (long enough to
+     * answer a call made right after, which a test then took for a stopped worker answering).
+     */
     void stop(int rank) throws Exception {
         signal(rank, "-STOP");
+        long pid = remotes.get(rank).pid();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!allThreadsStopped(pid)) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("worker " + rank + " (pid " + pid + ") not stopped 30 s after SIGSTOP");
+            }
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // a poll, not a spin: the CPU is the stopping process's
+        }
+    }
+
+    /** Whether every thread of {@code pid} is in state T (stopped), read from /proc/PID/task/TID/stat. */
+    private static boolean allThreadsStopped(long pid) throws IOException {
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(pid), "task"))) {
+            return tasks.allMatch(task -> {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    // "tid (comm) S ...": the state follows the last ')' (comm may hold spaces and parentheses).
+                    return stat.charAt(stat.lastIndexOf(')') + 2) == 'T';
+                } catch (IOException gone) {
+                    return true; // a thread that ended meanwhile runs nothing
+                }
+            });
+        }
     }
 
     /** SIGCONT: a stopped process goes on. */
