@@ -325,6 +325,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 + " restarted: its incarnation " + old.incarnation() + " is gone (incarnation "
                 + admitted.entry().incarnation() + " replaced it)");
         pending.failCallee(old.info().name(), gone);
+        incoming.forgetCaller(old.info());
         connections.abort(old.info(), gone, true);
         liveness.forget(old.info());
         CompletableFuture<Void> done = new CompletableFuture<>();
@@ -346,6 +347,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             return;
         }
         liveness.forget(gone.info());
+        incoming.forgetCaller(gone.info());
         RpcException left = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + name + " left the group");
         timer.schedule(() -> {
             rrefs.ownerGone(gone.info(), left);
@@ -946,6 +948,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
         info.put("agent.server_cancellable_calls", Integer.toString(incoming == null ? 0 : incoming.cancellable()));
         info.put("agent.server_cancelled_calls", Long.toString(incoming == null ? 0 : incoming.cancelled()));
+        info.put("agent.server_early_cancels", Integer.toString(incoming == null ? 0 : incoming.earlyCancels()));
         info.put("agent.bound_functions", Integer.toString(codec.boundFunctions()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));
         info.put("agent.rpc_timeout_ms", Long.toString(rpcTimeout.toMillis()));

@@ -178,8 +178,13 @@ final class IncomingCalls {
         long deadline = remaining == 0 ? 0 : System.nanoTime() + Math.min(remaining, MAX_REMAINING_NANOS);
         Request request = new Request(back, caller, message, counted, owner, decoded, observed,
                 deadline == 0 ? 0 : deadline | 1);
-        if (counted) {
-            cancellable.add(request.key, request);
+        if (counted && !cancellable.add(request.key, caller, request)) {
+            // Its cancel came first (it travelled on a lane, or in chunks): it runs as a request
+            // cancelled before it started does, decoded but not called.
+            log.debug("{}: request #{} from {} was cancelled before it arrived", self.name(), message.id(),
+                    caller.name());
+            cancelled.incrementAndGet();
+            request.cancel(false);
         }
         if (DedicatedThreads.current()) {
             // A thread the transport dedicates to this exchange (a lane's): it may block, and
@@ -403,11 +408,17 @@ final class IncomingCalls {
     /**
      * Call {@code callId} of {@code caller} is cancelled there: drop it if it has not started,
      * else cancel what its handler waits on and, with {@code interrupt}, interrupt the handler.
-     * A call answered already, or never received, is ignored.
+     * A call not here is remembered for a while: if it was still on its way, it does not run when
+     * it arrives ({@link EarlyCancels}); if it was answered already, nothing happens.
      */
     void cancel(WorkerInfo caller, long callId, boolean interrupt) {
-        Request request = cancellable.get(CancellableRequests.key(caller.id(), callId));
-        if (request == null || !request.caller.equals(caller)) {
+        Request request = cancellable.cancelling(CancellableRequests.key(caller.id(), callId), caller);
+        if (request == null) {
+            log.debug("{}: cancel of request #{} from {} came before it, or after its answer: remembered",
+                    self.name(), callId, caller.name());
+            return;
+        }
+        if (!request.caller.equals(caller)) {
             log.debug("{}: cancel of request #{} from {} ignored: not running here", self.name(), callId, caller.name());
             return;
         }
@@ -426,7 +437,20 @@ final class IncomingCalls {
         return cancellable.size();
     }
 
-    /** Requests cancelled by their callers while here, so far. */
+    /** Cancels that came before their calls and still wait for them (for tests and debug info). */
+    int earlyCancels() {
+        return cancellable.earlyCancels();
+    }
+
+    /**
+     * {@code caller} is gone (a new incarnation of it replaced it, or it left): the cancels it
+     * sent before its calls are forgotten, so that none meets a call of the next worker of its id.
+     */
+    void forgetCaller(WorkerInfo caller) {
+        cancellable.forget(caller);
+    }
+
+    /** Requests cancelled by their callers while here, so far (before they arrived included). */
     long cancelled() {
         return cancelled.get();
     }
