@@ -65,10 +65,20 @@ public final class CancelFunctions {
      * call on a lane of its own and read the answer there.
      */
     public static boolean relaySync(String to, long ownTimeoutMillis) {
+        return relayed(() -> Rpc.current().to(to).withTimeout(Duration.ofMillis(ownTimeoutMillis))
+                .rpcSync(CancelFunctions::awaitInterrupt));
+    }
+
+    /** The middle hop as {@link #relaySync}, to {@link #countRun}. */
+    public static int relaySyncToCount(String to) {
+        return relayed(() -> Rpc.current().rpcSync(to, CancelFunctions::countRun));
+    }
+
+    /** Makes the middle hop's nested call, recording how its wait ended. */
+    private static <T> T relayed(java.util.function.Supplier<T> nested) {
         Probe p = probe;
         try {
-            return Rpc.current().to(to).withTimeout(Duration.ofMillis(ownTimeoutMillis))
-                    .rpcSync(CancelFunctions::awaitInterrupt);
+            return nested.get();
         } catch (RuntimeException e) {
             p.nestedFailure.set(e);
             throw e;
@@ -130,6 +140,16 @@ public final class CancelFunctions {
 
     /** Counts that it ran; {@code rref} only travels (an RRef argument the callee must accept). */
     public static int count(RRef<?> rref) {
+        return probe.ran.incrementAndGet();
+    }
+
+    /** Counts that it ran. */
+    public static int countRun() {
+        return probe.ran.incrementAndGet();
+    }
+
+    /** Counts that it ran; {@code rref} and {@code data} only travel (data large: it goes in chunks). */
+    public static int countLarge(RRef<?> rref, byte[] data) {
         return probe.ran.incrementAndGet();
     }
 

@@ -107,7 +107,6 @@ public final class DefaultRpcAgent implements RpcAgent {
     private static final long WATCHDOG_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
     private static final CallHeaders INLINE_HEADERS = CallHeaders.empty().with(SystemCalls.INLINE, "1");
     private static final dev.ferry.rpc.RpcFunction0<Boolean> ACK = SystemCalls::ack;
-    private static final dev.ferry.rpc.RpcFunction2<Long, Boolean, Boolean> CANCEL = SystemCalls::cancelCall;
 
     private enum State { RUNNING, SHUTTING_DOWN, CLOSED }
 
@@ -657,8 +656,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         RpcFuture<Object> future = FutureCompleter.newCallFuture(callerSpin, canceller, id);
         RpcCallEvent event = CallEvents.start(info, payload.totalBytes(), system);
+        boolean barrier = Deliveries.systemBarrier(system, function);
         headers = userDeletes.attach(callee, headers, future,
-                system || interceptorContext || headers.contains(AgentRRefHost.CREATE));
+                barrier || interceptorContext || headers.contains(AgentRRefHost.CREATE));
         CallContext parent = forApplication ? CallContext.current() : null;
         PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed, parent);
         if (!system) {
@@ -699,7 +699,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         PeerChannel open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
         if (open != null) {
             // The usual case: the channel is up, send without a completion stage per call.
-            sendOn(open, call, message, system, interceptorContext, waits);
+            sendOn(open, call, message, barrier, interceptorContext, waits);
         } else {
             connecting.whenComplete((channel, error) -> {
                 if (future.done()) {
@@ -710,7 +710,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                             : new RpcException(RpcException.Code.UNAVAILABLE, "cannot reach " + callee.name(), error));
                     return;
                 }
-                sendOn(channel, call, message, system, interceptorContext, false); // not on the caller's thread
+                sendOn(channel, call, message, barrier, interceptorContext, false); // not on the caller's thread
             });
         }
         return (RpcFuture<R>) future;
@@ -720,14 +720,14 @@ public final class DefaultRpcAgent implements RpcAgent {
      * Hands {@code message} to {@code channel}, as an exchange when the calling thread waits for it
      * alone next ({@code waits}); whatever fails fails the call, with the same error either way.
      */
-    private void sendOn(PeerChannel channel, PendingCall call, OutboundMessage message, boolean system,
+    private void sendOn(PeerChannel channel, PendingCall call, OutboundMessage message, boolean systemBarrier,
                         boolean interceptorContext, boolean waits) {
         WorkerInfo callee = call.info.callee();
         long id = call.id;
         call.connection = channel;
         CallBalance calls = PeerLink.of(channel).calls;
         try {
-            Delivery delivery = Deliveries.ofCall(system, interceptorContext, message.headers(),
+            Delivery delivery = Deliveries.ofCall(systemBarrier, interceptorContext, message.headers(),
                     calls.sending(MessageKind.CALL, id));
             java.util.function.Consumer<Throwable> lost = failure -> pending.fail(id, unavailable(callee, failure));
             try {
@@ -788,7 +788,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         Object[] args = {call.id, interrupt};
         Thread.ofVirtual().name("ferry-cancel-" + self.name()).start(() -> {
             try {
-                invokeInline(callee, CANCEL, args, null);
+                send(callee, SystemCalls.CANCEL, args, null, true, INLINE_HEADERS);
             } catch (RuntimeException e) {
                 log.debug("{}: the cancel of call #{} could not be sent to {}: {}", self.name(), call.id, callee.name(),
                         e.toString());
@@ -948,6 +948,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));
         info.put("agent.server_cancellable_calls", Integer.toString(incoming == null ? 0 : incoming.cancellable()));
         info.put("agent.server_cancelled_calls", Long.toString(incoming == null ? 0 : incoming.cancelled()));
+        info.put("agent.server_early_cancelled_calls", Long.toString(incoming == null ? 0 : incoming.cancelledEarly()));
         info.put("agent.server_early_cancels", Integer.toString(incoming == null ? 0 : incoming.earlyCancels()));
         info.put("agent.bound_functions", Integer.toString(codec.boundFunctions()));
         info.put("agent.num_worker_threads", Integer.toString(options.numWorkerThreads()));

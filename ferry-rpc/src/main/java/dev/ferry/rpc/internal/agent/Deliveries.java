@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.agent;
 
+import dev.ferry.rpc.internal.serial.FunctionRef;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.internal.wire.Delivery;
 
@@ -11,6 +12,9 @@ import dev.ferry.rpc.internal.wire.Delivery;
  *   <tr><th>message</th><th>ordered</th><th>why</th></tr>
  *   <tr><td>Ferry's own calls (all-gather, RRef protocol, deletes on their own)</td><td>yes</td>
  *       <td>the RRef protocol and shutdown's all-gathers rely on arriving in the order sent</td></tr>
+ *   <tr><td>Ferry's cancel of a call ({@link SystemCalls#cancelCall})</td><td>no</td><td>it must not wait behind
+ *       what was sent before it, the large call it cancels still in chunks included; when it overtakes its call,
+ *       the callee remembers it ({@link EarlyCancels}). It carries no RRef deletes</td></tr>
  *   <tr><td>a call creating an RRef ({@code remote()})</td><td>yes</td><td>a fetch or fork sent after it
  *       must find the RRef registered</td></tr>
  *   <tr><td>a call RRef deletes ride on (only calls ordered anyway take them: {@link UserDeletes})</td>
@@ -32,9 +36,17 @@ final class Deliveries {
     }
 
     /**
+     * Whether a call of {@code function} is a barrier for being one of Ferry's own ({@code system}):
+     * all are but the cancel.
+     */
+    static boolean systemBarrier(boolean system, FunctionRef function) {
+        return system && function != SystemCalls.CANCEL;
+    }
+
+    /**
      * The delivery of a call.
      *
-     * @param system             one of Ferry's own calls
+     * @param system             one of Ferry's own calls, a barrier ({@link #systemBarrier})
      * @param interceptorContext interceptors added headers to it
      * @param headers            everything it carries, RRef deletes riding on it included
      */

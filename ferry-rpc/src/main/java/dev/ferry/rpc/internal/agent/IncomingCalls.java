@@ -100,6 +100,8 @@ final class IncomingCalls {
     private final CancellableRequests<Request> cancellable = new CancellableRequests<>();
     /** Requests their callers cancelled while this worker had them. */
     private final java.util.concurrent.atomic.AtomicLong cancelled = new java.util.concurrent.atomic.AtomicLong();
+    /** Of those, the ones whose cancel came before them. */
+    private final java.util.concurrent.atomic.AtomicLong cancelledEarly = new java.util.concurrent.atomic.AtomicLong();
     /** Cancels the calls made for a request (with an interrupt of their handlers, or without). */
     private final BiConsumer<CallContext, Boolean> cancelMadeFor;
     /** The caller of the system call this thread runs, for {@link SystemCalls#cancelCall}. */
@@ -184,6 +186,7 @@ final class IncomingCalls {
             log.debug("{}: request #{} from {} was cancelled before it arrived", self.name(), message.id(),
                     caller.name());
             cancelled.incrementAndGet();
+            cancelledEarly.incrementAndGet();
             request.cancel(false);
         }
         if (DedicatedThreads.current()) {
@@ -435,6 +438,11 @@ final class IncomingCalls {
     /** Application requests a cancel message could still find (for tests and debug info). */
     int cancellable() {
         return cancellable.size();
+    }
+
+    /** Requests whose cancel came before them, so far. */
+    long cancelledEarly() {
+        return cancelledEarly.get();
     }
 
     /** Cancels that came before their calls and still wait for them (for tests and debug info). */

@@ -79,10 +79,15 @@ public final class SystemCalls {
         return Boolean.TRUE;
     }
 
+    /** {@link #cancelCall}'s reference, which tells a cancel from Ferry's other calls ({@link Deliveries}). */
+    static final FunctionRef CANCEL = dev.ferry.rpc.internal.serial.FunctionRefs.of(
+            (dev.ferry.rpc.RpcFunction2<Long, Boolean, Boolean>) SystemCalls::cancelCall);
+
     /**
      * The caller cancelled its call {@code callId} ({@code RpcFuture.cancel}, or the call's deadline
-     * passed there): stop that work here ({@link IncomingCalls#cancel}). Ignored for a call answered
-     * already or unknown here.
+     * passed there): stop that work here ({@link IncomingCalls#cancel}). A call not here is
+     * remembered for a while, in case the cancel overtook it ({@link EarlyCancels}); for a call
+     * answered already, that is all.
      */
     static Boolean cancelCall(long callId, boolean interrupt) {
         dev.ferry.rpc.WorkerInfo caller = IncomingCalls.systemCaller();
