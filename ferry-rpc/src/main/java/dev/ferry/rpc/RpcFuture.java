@@ -79,7 +79,8 @@ import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
  * <h2>Cancelling</h2>
  * {@link #cancel} fails a future that is not done with {@link RpcException.Code#CANCELLED} at once.
  * On the future of a call ({@code rpcAsync}, a bound function's or an RRef's {@code rpcAsync}) it
- * also cancels the remote work: the callee drops the request if it has not started, interrupts the
+ * also cancels the remote work: the callee drops the request if it has not started (or not even
+ * arrived: a cancel that overtakes its call is remembered there), interrupts the
  * handler's thread if it runs, and cancels the nested calls that handler waits on, on whichever
  * workers they went to. A call that times out is cancelled on the callee the same way. A future
  * derived with {@link #then} and the like is cancelled alone (its parent goes on); cancelling the

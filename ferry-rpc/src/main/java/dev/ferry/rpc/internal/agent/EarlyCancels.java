@@ -30,9 +30,10 @@ import java.util.function.LongSupplier;
 final class EarlyCancels {
     /**
      * Tombstones at most. Each is a call a caller cancelled in the moment it was on its way here:
-     * 1,024 is far more than a worker's callers have such calls at once (a caller's calls in flight
-     * are bounded by the callee's 1,024 queued requests too), and it bounds what a peer sending
-     * cancels for calls it never makes can cost: ~100 bytes each, ~100 KiB in all.
+     * 1,024, as many as the requests a worker queues before it stops reading (the default
+     * {@code maxQueuedRequests}), is far more than callers have such calls at once, and it bounds
+     * what a peer sending cancels for calls it never makes can cost: under 100 bytes each (the
+     * tombstone, its slots in the table and the queue), under 100 KiB in all.
      */
     static final int CAPACITY = 1024;
     /**

@@ -61,7 +61,8 @@ import java.util.function.Consumer;
  * An application request is its handler's {@link CallContext}: while the handler runs, and in the
  * callbacks it registers, the calls it makes end by the caller's deadline (the time left the call
  * carried, {@link InboundMessage#remainingNanos()}, from its arrival here) and are cancelled with
- * it. A caller's cancel ({@link #cancel}) drops a request not started yet, cancels the calls its
+ * it. A caller's cancel ({@link #cancel}) drops a request not started yet (or not arrived yet:
+ * {@link EarlyCancels}), cancels the calls its
  * handler made and still waits on, then interrupts the handler's thread if it still runs; the
  * interrupt never outlives the handler (a shared thread, the warm one or a lane's, runs the next
  * request clean).
