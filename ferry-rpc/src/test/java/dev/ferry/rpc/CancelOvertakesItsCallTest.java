@@ -5,10 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallObserver;
+import dev.ferry.rpc.testing.DynamicWorld;
 import dev.ferry.rpc.testing.LocalCluster;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -105,6 +110,54 @@ class CancelOvertakesItsCallTest {
             }
             assertThat(cluster.agent(1).rpcSync("worker2", Ops::noop, 7)).as("the lanes go on").isEqualTo(7);
         }
+    }
+
+    /**
+     * worker1's cancel overtakes its call (held by its fault injection), then worker1 crashes before
+     * the call goes: worker0 keeps a tombstone for a call that never comes. worker1 comes back as a
+     * new incarnation, whose call ids start over: worker0 drops the old one's tombstones before
+     * anything of the new one runs, and the new one's calls, their ids past the old call's, all run.
+     */
+    @Test
+    void aCrashedCallersTombstoneCancelsNothingOfItsNextIncarnation() throws Exception {
+        try (DynamicWorld world = DynamicWorld.start()) {
+            FaultInjection holdCalls = FaultInjection.builder().delay(Duration.ofMinutes(1), MessageType.CALL).build();
+            CompletableFuture<RpcAgent> starting = CompletableFuture.supplyAsync(() -> world.join(0, 2));
+            RpcAgent one = world.join(1, 2, b -> b.faultInjection(holdCalls));
+            RpcAgent zero = starting.get(BOUND.toSeconds(), TimeUnit.SECONDS);
+            List<Long> oldIds = callIds(one);
+
+            RpcFuture<Integer> call = one.to("worker0").withTimeout(OWN_TIMEOUT).rpcAsync(CancelFunctions::countRun);
+            assertThat(call.cancel(true)).isTrue();
+            await().atMost(BOUND).until(() -> "1".equals(zero.getDebugInfo().get("agent.server_early_cancels")));
+            one.shutdown(false, Duration.ZERO); // crashes: its held call is never sent
+            assertThat(zero.getDebugInfo()).containsEntry("agent.server_early_cancels", "1")
+                    .containsEntry("agent.server_early_cancelled_calls", "0");
+
+            RpcAgent again = world.join(1, 2);
+            List<Long> newIds = callIds(again);
+            await().atMost(BOUND).untilAsserted(() -> assertThat(zero.getDebugInfo())
+                    .as("the old incarnation's tombstone went with it").containsEntry("agent.server_early_cancels", "0"));
+            int calls = 0;
+            while (newIds.isEmpty() || newIds.getLast() <= oldIds.getFirst()) {
+                assertThat(again.rpcSync("worker0", CancelFunctions::countRun)).isEqualTo(++calls);
+            }
+            assertThat(probe.ran.get()).as("every call of the new incarnation ran").isEqualTo(calls);
+            assertThat(zero.getDebugInfo()).containsEntry("agent.server_early_cancelled_calls", "0");
+        }
+    }
+
+    /** The ids of the application's calls {@code caller} makes from now on, in order. */
+    private static List<Long> callIds(RpcAgent caller) {
+        List<Long> ids = new CopyOnWriteArrayList<>();
+        caller.addCallObserver(new CallObserver() {
+            @Override
+            public boolean followsCall(CallInfo info, CallHeaders headers) {
+                ids.add(info.callId());
+                return false;
+            }
+        });
+        return ids;
     }
 
     /** One try: false if the nested call did not take a lane (it then ran, and the try proves nothing). */

@@ -10,6 +10,7 @@ import dev.ferry.rpc.store.TcpStoreServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
 
 /**
  * A rendezvous store held by the test, as an external one (etcd, ZooKeeper) would be, that
@@ -47,11 +48,16 @@ public final class DynamicWorld implements AutoCloseable {
      * together.
      */
     public RpcAgent join(int rank, int worldSize) {
+        return join(rank, worldSize, b -> b);
+    }
+
+    /** As {@link #join(int, int)}, with options of this worker's own (fault injection, say). */
+    public RpcAgent join(int rank, int worldSize, UnaryOperator<RpcBackendOptions.Builder> own) {
         int port = store.address().getPort();
-        RpcBackendOptions options = RpcBackendOptions.builder()
+        RpcBackendOptions options = own.apply(RpcBackendOptions.builder()
                 .initMethod("tcp://127.0.0.1:" + port)
                 .rendezvousTimeout(STEP)
-                .applicationPackage(LocalCluster.TEST_CODE)
+                .applicationPackage(LocalCluster.TEST_CODE))
                 .build();
         RpcAgent agent = BackendRegistry.initBackend(BackendType.NETTY,
                 TcpStore.connect("127.0.0.1", port, STEP), "worker" + rank, rank, worldSize, options);
