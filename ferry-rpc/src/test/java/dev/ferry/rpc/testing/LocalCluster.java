@@ -37,6 +37,14 @@ public final class LocalCluster implements AutoCloseable {
     /** The application package the workers declare unless the options say otherwise. */
     public static final String TEST_CODE = "dev.ferry";
 
+    /**
+     * The threads that start and stop the workers: daemons, since a pool's thread still ends for a
+     * moment after {@code shutdownNow} returns, and a JVM whose main has returned waits for every
+     * thread that is not one ({@code ShutdownTest}'s fresh JVM fails on any left).
+     */
+    private static final java.util.concurrent.ThreadFactory THREADS =
+            Thread.ofPlatform().daemon().name("local-cluster-", 0).factory();
+
     private final TcpStoreServer server;
     private final List<RpcAgent> agents;
 
@@ -65,7 +73,7 @@ public final class LocalCluster implements AutoCloseable {
                 .initMethod("tcp://127.0.0.1:" + port)
                 .rendezvousTimeout(STEP)
                 .applicationPackage(TEST_CODE)).build();
-        ExecutorService starter = Executors.newFixedThreadPool(worldSize);
+        ExecutorService starter = Executors.newFixedThreadPool(worldSize, THREADS);
         List<java.util.concurrent.CompletableFuture<RpcAgent>> starting = new ArrayList<>();
         try {
             for (int rank = 0; rank < worldSize; rank++) {
@@ -119,7 +127,7 @@ public final class LocalCluster implements AutoCloseable {
 
     /** Runs {@code action} on every agent at once (as every worker of a real group would). */
     public <T> List<T> onEach(java.util.function.Function<RpcAgent, T> action) {
-        ExecutorService pool = Executors.newFixedThreadPool(agents.size());
+        ExecutorService pool = Executors.newFixedThreadPool(agents.size(), THREADS);
         try {
             List<Future<T>> futures = new ArrayList<>();
             for (RpcAgent agent : agents) {
