@@ -31,8 +31,10 @@ import org.junit.jupiter.api.Timeout;
  * their own, 64 in flight, while worker2 is stopped (SIGSTOP) for a while and resumed and worker3 is
  * killed ({@code kill -9}) midway. Every call completes or fails with a clear code (a call to the
  * killed worker {@code UNAVAILABLE}, any other call succeeds: none is lost, none times out), the
- * survivors keep working, the caller's pending calls and the owners' RRefs drain, and the threads
- * and heap of the caller and the surviving workers come back to their level. The counts are printed.
+ * survivors keep working, the caller's pending calls drain, every survivor's RRef counters are 0
+ * soon after the last call (owners' tables, users' pending confirmations and children, the RRef
+ * protocol's messages in flight), and the threads and heap of the caller and the surviving workers
+ * come back to their level. The counts are printed.
  *
  * <p>The suite runs {@value #SUITE_CALLS} calls (about half a minute with the JVMs' start); the
  * full soak, 20,000, is {@code ./ferry soak} (or {@code -Dferry.soak.calls=N} on {@code -Dtest=SoakTest}).
@@ -47,6 +49,12 @@ class SoakTest {
     private static final Duration CALL_TIMEOUT = Duration.ofSeconds(60);
     private static final int LARGE = 2 << 20;
     private static final long MIB = 1 << 20;
+    /**
+     * How soon after the last call every survivor's RRef counters are 0: shorter than the RRef
+     * protocol's retries of one message (50 + 100 + 200 + 400 + 800 ms), so a delete sent again and
+     * again to the killed owner, as if it might come back, fails the test.
+     */
+    private static final Duration DRAINED = Duration.ofMillis(1_000);
 
     /** A worker's threads and heap after a collection (called remotely on each survivor). */
     static long[] health() {
@@ -71,6 +79,7 @@ class SoakTest {
             Map<String, long[]> before = new TreeMap<>();
             for (String worker : List.of("worker1", "worker2")) {
                 before.put(worker, driver.rpcSync(worker, SoakTest::health));
+                driver.rpcSync(worker, SoakTest::rrefCounters); // its first call, not timed by DRAINED
             }
             before.put("worker0", health());
 
@@ -108,22 +117,34 @@ class SoakTest {
             } finally {
                 faults.shutdownNow();
             }
-            long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            long ended = System.nanoTime();
+            long millis = TimeUnit.NANOSECONDS.toMillis(ended - start);
             System.out.printf("SoakTest: %d calls in %d ms (%s): %s%n", calls, millis,
                     "worker2 stopped " + STOPPED.toMillis() + " ms at call " + calls / 3 + ", worker3 killed at call "
                             + calls / 2, outcomes);
 
             outcomes.assertClear();
+            // Every survivor's RRef bookkeeping drains: no RRef left on the owners, nothing pending on
+            // the users, no control message in flight (the deletes to the killed owner included).
+            Map<String, Map<String, String>> counters = new TreeMap<>();
+            await().atMost(DRAINED).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+                counters.put("worker0", rrefCounters(driver));
+                for (String worker : List.of("worker1", "worker2")) {
+                    counters.put(worker, driver.rpcSync(worker, SoakTest::rrefCounters));
+                }
+                counters.forEach((worker, rrefs) -> assertThat(rrefs).as("%s's RRef counters", worker)
+                        .containsEntry("rref.num_owner_rrefs", "0").containsEntry("rref.num_forks", "0")
+                        .containsEntry("rref.num_live_users", "0").containsEntry("rref.num_pending_users", "0")
+                        .containsEntry("rref.num_pending_children", "0").containsEntry("rref.num_pending_futures", "0"));
+            });
+            System.out.printf("SoakTest: every survivor's RRef counters were 0 %d ms after the last call ended%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ended));
             // the survivors keep working
             assertThat(driver.rpcSync("worker1", Ops::add, 1, 2)).isEqualTo(3);
             assertThat(driver.rpcSync("worker2", Ops::add, 2, 2)).isEqualTo(4);
-            // nothing left pending, no RRef left on the owners
+            // nothing left pending
             await().atMost(Duration.ofSeconds(30)).until(() ->
                     "0".equals(driver.getDebugInfo().get("agent.client_active_calls")));
-            for (String worker : List.of("worker1", "worker2")) {
-                await().atMost(Duration.ofSeconds(30)).until(() -> "0".equals(
-                        driver.rpcSync(worker, SoakTest::ownedRRefs)));
-            }
             // threads and heap back to their level, here and on the survivors
             Map<String, long[]> after = new TreeMap<>();
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
@@ -143,15 +164,18 @@ class SoakTest {
                         after.get(worker)[0], before.get(worker)[1] / (double) MIB, after.get(worker)[1] / (double) MIB));
             }
             System.out.println("SoakTest: levels before and after:" + levels);
-            Map<String, String> rrefs = new TreeMap<>(driver.getDebugInfo());
-            rrefs.keySet().removeIf(key -> !key.startsWith("rref."));
-            System.out.println("SoakTest: the caller's RRef tables after: " + rrefs);
         }
     }
 
-    /** RRefs the worker running this owns (its owner table). */
-    static String ownedRRefs() {
-        return dev.ferry.rpc.Rpc.current().getDebugInfo().get("rref.num_owner_rrefs");
+    /** The RRef counters of the worker running this ({@code rref.*} of its debug info). */
+    static TreeMap<String, String> rrefCounters() {
+        return rrefCounters(dev.ferry.rpc.Rpc.current());
+    }
+
+    private static TreeMap<String, String> rrefCounters(RpcAgent agent) {
+        TreeMap<String, String> counters = new TreeMap<>(agent.getDebugInfo());
+        counters.keySet().removeIf(key -> !key.startsWith("rref."));
+        return counters;
     }
 
     private enum Kind { ASYNC_SMALL, ASYNC_LARGE, SYNC_SMALL, SYNC_LARGE, REMOTE_TO_HERE }

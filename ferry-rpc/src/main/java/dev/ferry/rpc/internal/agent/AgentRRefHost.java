@@ -64,6 +64,11 @@ final class AgentRRefHost implements RRefHost {
     }
 
     @Override
+    public boolean isLost(WorkerInfo peer) {
+        return agent.isLost(peer);
+    }
+
+    @Override
     public RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
         return agent.invokeInline(owner, FORK_REQUEST,
                 new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);

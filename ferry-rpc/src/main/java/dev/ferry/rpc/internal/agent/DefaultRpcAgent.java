@@ -1158,6 +1158,12 @@ public final class DefaultRpcAgent implements RpcAgent {
         return liveness;
     }
 
+    /** Whether {@code peer} is lost here ({@link PeerLiveness#isLost}: not heard since) or no longer a member. */
+    boolean isLost(WorkerInfo peer) {
+        WorkerDirectory members = membership.directory();
+        return members != null && !members.contains(peer.name(), peer.id()) || liveness.isLost(peer.name());
+    }
+
     /** The members a graceful shutdown completed without, with why (for the debug info). */
     void shutdownMissing(Map<String, String> missing) {
         StringBuilder text = new StringBuilder();

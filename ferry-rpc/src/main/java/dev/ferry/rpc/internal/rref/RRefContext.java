@@ -5,7 +5,6 @@ import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
-import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,22 +57,18 @@ public final class RRefContext {
     private static final ThreadLocal<Recording> RECORDING = ThreadLocal.withInitial(Recording::new);
     private static final CompletableFuture<Void> NOTHING_TO_CONFIRM = CompletableFuture.completedFuture(null);
 
-    /** Retries of a control message whose send failed, after the first attempt. */
-    static final int MAX_RETRIES = 5;
-    /** The wait before the first retry; each later one waits twice as long as the one before. */
-    static final Duration FIRST_RETRY = Duration.ofMillis(50);
-
     private final RRefHost host;
     private final AtomicLong nextLocalId = new AtomicLong();
     private final Map<GloballyUniqueId, OwnerState> owners = new HashMap<>();
     private final Map<GloballyUniqueId, UserState> pendingUsers = new HashMap<>();
     private final Map<GloballyUniqueId, UserState> pendingChildren = new HashMap<>();
     private final Set<UserState> liveUsers = Collections.newSetFromMap(new IdentityHashMap<>());
-    private final ActivityCounter controlInFlight = new ActivityCounter();
+    private final ControlMessages control;
     private boolean closed;
 
     public RRefContext(RRefHost host) {
         this.host = host;
+        this.control = new ControlMessages(host, this::isClosed);
     }
 
     public GloballyUniqueId nextId() {
@@ -221,7 +216,7 @@ public final class RRefContext {
                 }
             }
             if (fork.parentId() != self) {
-                sendControl(parent.name(), () -> host.sendChildAccept(parent, fork.forkId()));
+                control.send(parent, () -> host.sendChildAccept(parent, fork.forkId()));
             }
             return RRefFactory.access().owner(this, owner);
         }
@@ -239,7 +234,7 @@ public final class RRefContext {
             pendingUsers.put(user.forkId, user);
         }
         RECORDING.get().add(user.confirmation);
-        sendControl(owner.name(), () -> host.sendForkRequest(owner, fork.rrefId(), fork.forkId()))
+        control.send(owner, () -> host.sendForkRequest(owner, fork.rrefId(), fork.forkId()))
                 .addDoneCallback(done -> {
                     if (done.failed()) {
                         log.warn("{}: the owner did not confirm fork {} of {}: {}", host.self().name(), user.forkId,
@@ -248,7 +243,7 @@ public final class RRefContext {
                                 + owner.name() + " could not confirm " + describe(user), done.exceptionNow());
                     }
                     confirm(user);
-                    sendControl(parent.name(), () -> host.sendChildAccept(parent, user.forkId));
+                    control.send(parent, () -> host.sendChildAccept(parent, user.forkId));
                 });
         return rref;
     }
@@ -403,7 +398,7 @@ public final class RRefContext {
                 return; // a closed group, or an owner that never heard of this RRef
             }
         }
-        sendControl(user.owner.name(), () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
+        control.send(user.owner, () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
     }
 
     private void dropFork(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
@@ -421,56 +416,6 @@ public final class RRefContext {
         if (owner.forks.isEmpty()) {
             owners.remove(owner.id);
         }
-    }
-
-    /**
-     * Sends one of the protocol's control messages, again when its send fails (it did not reach
-     * its peer: {@link RpcException.Code#UNAVAILABLE}), up to {@value #MAX_RETRIES} more times with
-     * a doubling backoff from {@link #FIRST_RETRY}, as PyTorch retries them. Each is idempotent: a
-     * fork request or child acceptance that arrives twice, or a delete of a fork already deleted,
-     * is ignored. Returns the outcome of the last attempt; counted in flight until then.
-     */
-    private RpcFuture<Object> sendControl(String to, java.util.function.Supplier<RpcFuture<Object>> send) {
-        controlInFlight.increment();
-        RpcFuture<Object> outcome = new RpcFuture<>();
-        outcome.addDoneCallback(done -> {
-            if (done.failed()) {
-                log.warn("{}: RRef control message to {} failed: {}", host.self().name(), to,
-                        done.exceptionNow().toString());
-            }
-            controlDone();
-        });
-        attempt(send, outcome, 0);
-        return outcome;
-    }
-
-    private void attempt(java.util.function.Supplier<RpcFuture<Object>> send, RpcFuture<Object> outcome, int retries) {
-        RpcFuture<Object> sent;
-        try {
-            sent = send.get();
-        } catch (RuntimeException e) {
-            outcome.setException(e);
-            return;
-        }
-        sent.addDoneCallback(done -> {
-            if (!done.failed()) {
-                outcome.setResult(Boolean.TRUE);
-            } else if (retries < MAX_RETRIES && isRetried(done.exceptionNow())) {
-                log.debug("{}: RRef control message failed, sending it again: {}", host.self().name(),
-                        done.exceptionNow().toString());
-                host.schedule(() -> attempt(send, outcome, retries + 1), FIRST_RETRY.toNanos() << retries);
-            } else {
-                outcome.setException(done.exceptionNow());
-            }
-        });
-    }
-
-    private boolean isRetried(Throwable failure) {
-        return failure instanceof RpcException e && e.code() == RpcException.Code.UNAVAILABLE && !isClosed();
-    }
-
-    private void controlDone() {
-        controlInFlight.decrement();
     }
 
     private void checkOpen() {
@@ -492,12 +437,12 @@ public final class RRefContext {
 
     /** Application-visible RRef work still in flight: unconfirmed users, pending children, messages. */
     public synchronized int busy() {
-        return pendingUsers.size() + pendingChildren.size() + controlInFlight.get();
+        return pendingUsers.size() + pendingChildren.size() + control.inFlight();
     }
 
     /** Waits until no control message is in flight; zero timeout means no limit. */
     public boolean awaitQuiet(Duration timeout) throws InterruptedException {
-        return controlInFlight.awaitZero(timeout);
+        return control.awaitQuiet(timeout);
     }
 
     /**
@@ -535,7 +480,7 @@ public final class RRefContext {
         info.put("num_forks", Integer.toString(owners.values().stream().mapToInt(o -> o.forks.size()).sum()));
         info.put("num_pending_users", Integer.toString(pendingUsers.size()));
         info.put("num_pending_children", Integer.toString(pendingChildren.size()));
-        info.put("num_pending_futures", Integer.toString(controlInFlight.get()));
+        info.put("num_pending_futures", Integer.toString(control.inFlight()));
         info.put("num_live_users", Integer.toString(liveUsers.size()));
         return info;
     }
@@ -580,8 +525,9 @@ public final class RRefContext {
     /**
      * The owner of some of this worker's user RRefs is gone (it left, died, hangs, or a new
      * incarnation replaced it): those RRefs raise {@code gone} on every use from now on, nothing
-     * waits for the owner's confirmations any more and no delete is sent to it, so the bookkeeping
-     * drains (graceful shutdown waits for it).
+     * waits for the owner's confirmations any more, no delete is sent to it and the control
+     * messages in flight to it end now (none waits for its retries), so the bookkeeping drains
+     * (graceful shutdown waits for it).
      */
     public void ownerGone(WorkerInfo owner, RpcException gone) {
         List<UserState> users = new ArrayList<>();
@@ -606,6 +552,8 @@ public final class RRefContext {
         }
         // A request that waits for one of them goes on, and fails when it uses it.
         users.forEach(user -> user.confirmation.complete(null));
+        // Nor does any of the protocol's messages to it wait for its answer or its next retry.
+        control.peerGone(owner, gone);
     }
 
     /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */

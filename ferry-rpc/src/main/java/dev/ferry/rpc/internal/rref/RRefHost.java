@@ -20,6 +20,13 @@ public interface RRefHost {
     /** The worker with this id; an exception if there is none. */
     WorkerInfo worker(int id);
 
+    /**
+     * Whether {@code peer} is known to be gone for now: its connection closed or it went silent
+     * and it was not heard since, or it is no longer a member. A control message to it is not sent
+     * again.
+     */
+    boolean isLost(WorkerInfo peer);
+
     /** To the owner: a user received fork {@code forkId} from another user. */
     RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
 
