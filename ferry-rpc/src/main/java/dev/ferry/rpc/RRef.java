@@ -143,7 +143,7 @@ public final class RRef<T> implements AutoCloseable {
             checkUsable("to_here()");
             T value;
             try {
-                value = (T) context.host().fetch(user.owner(), user.rrefId(), timeout).await();
+                value = (T) context.fetch(user, timeout).await();
             } catch (RpcException e) {
                 if (user.confirmation().isDone()) {
                     // The creation's own failure is the news (a timed-out creation is cancelled on

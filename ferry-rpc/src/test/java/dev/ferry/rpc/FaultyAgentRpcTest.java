@@ -118,6 +118,48 @@ class FaultyAgentRpcTest {
         }
     }
 
+    /**
+     * A {@code remote()} whose creation is lost after its {@code toHere()}'s fetch left: two workers
+     * other than worker0 have no connection yet (each met only worker0 at init), so the creation and
+     * the fetch wait for it to open, and the fetch may go first; the owner keeps a place for the
+     * value, whose creation then fails to send. The caller fails at once, not at the fetch's timeout,
+     * with the creation's {@code UNAVAILABLE} naming the owner; releasing the RRef frees the owner's
+     * place. Which goes first is a race (the fetch about one time in three): each of the six pairs
+     * of workers 1 to 4 tries once.
+     */
+    @Test
+    void aToHereWaitingOnTheOwnerFailsAtOnceWhenTheCreationIsLost() {
+        // each worker's first three remote() sends fail: worker1 makes three, to workers 2 to 4
+        try (LocalCluster cluster = faulty(5, FaultInjection.builder().failSends(3, MessageType.REMOTE_CALL).build())) {
+            RpcAgent w0 = cluster.agent(0);
+            for (int i = 0; i < 3; i++) { // worker0's three lost, on an open connection: known at once
+                try (RRef<Integer> lost = w0.remote("worker1", Ops::add, 1, 1)) {
+                    assertRpcError(lost::toHere, RpcException.Code.UNAVAILABLE, "RRef creation");
+                }
+            }
+            try (RRef<Integer> made = w0.remote("worker1", Ops::add, 1, 1)) { // toHere()'s fetch runs once before
+                assertThat(made.toHere()).isEqualTo(2);
+            }
+            for (int from = 1; from < cluster.size(); from++) {
+                for (int to = from + 1; to < cluster.size(); to++) {
+                    String owner = "worker" + to;
+                    long start = System.nanoTime();
+                    RRef<Integer> rref = cluster.agent(from).remote(owner, Ops::add, 1, 1);
+                    assertRpcError(() -> rref.toHere(Duration.ofSeconds(30)), RpcException.Code.UNAVAILABLE, owner);
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).as("worker%d to %s", from, owner)
+                            .isLessThan(Duration.ofSeconds(10));
+                    rref.close();
+                }
+            }
+            for (RpcAgent agent : cluster.agents()) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> debug(agent, "num_owner_rrefs") == 0
+                        && debug(agent, "num_pending_users") == 0 && debug(agent, "num_pending_futures") == 0
+                        && debug(agent, "num_live_users") == 0);
+                assertThat(agent.getDebugInfo()).containsEntry("agent.client_active_calls", "0");
+            }
+        }
+    }
+
     // faulty_agent_rpc_test: test_udf_remote_message_delay_timeout(_to_self),
     // test_remote_message_builtin_delay_timeout(_to_self)
     @ParameterizedTest

@@ -93,10 +93,17 @@ final class AgentRRefHost implements RRefHost {
     @Override
     @SuppressWarnings("unchecked")
     public RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
+        RpcFuture<Object> call = agent.invokeInlineForApplication(owner, FETCH,
+                new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout);
         // the fetch function is asynchronous: its reply arrives as a completed future of the value
-        return agent.invokeInlineForApplication(owner, FETCH, new Object[] {rrefId.createdOn(), rrefId.localId()},
-                        timeout)
-                .thenCompose(value -> (RpcFuture<Object>) value);
+        RpcFuture<Object> value = call.thenCompose(reply -> (RpcFuture<Object>) reply);
+        // failed before its answer (the RRef's creation failed meanwhile): the call is no longer waited for
+        value.addDoneCallback(done -> {
+            if (done.failed() && !call.done()) {
+                call.cancel(false);
+            }
+        });
+        return value;
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -327,8 +328,15 @@ public final class RRefContext {
         maybeDelete(user);
     }
 
-    /** Owner: a user released its fork. Unknown forks are logged and ignored (retries, bad input). */
+    /**
+     * Owner: a user released its fork. Unknown forks are logged and ignored (retries, bad input),
+     * except on an RRef whose place a fetch or a fork request kept for a creation that has not come:
+     * that is the creator's own fork (any other user's fork is known here before that user may
+     * delete it), released after the creator learned that its creation failed on the way. Nothing
+     * will set that value, so what waits for it fails, and the place goes with the last fork it knows.
+     */
     public void onUserDelete(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        OwnerState neverCreated;
         synchronized (this) {
             OwnerState owner = owners.get(rrefId);
             if (owner == null) {
@@ -336,12 +344,23 @@ public final class RRefContext {
                         host.self().name(), forkId, rrefId);
                 return;
             }
-            if (!owner.forks.contains(forkId)) {
+            if (owner.forks.contains(forkId)) {
+                removeFork(owner, forkId);
+                return;
+            }
+            if (owner.created) {
                 log.warn("{}: delete of unknown fork {} of RRef {}: ignored", host.self().name(), forkId, rrefId);
                 return;
             }
-            removeFork(owner, forkId);
+            neverCreated = owner;
+            if (owner.forks.isEmpty()) {
+                owners.remove(rrefId);
+            }
         }
+        log.debug("{}: the creator released fork {} of RRef {}, whose creation never came here", host.self().name(),
+                forkId, rrefId);
+        neverCreated.setError(new RpcException(RpcException.Code.UNKNOWN_RREF, "RRef " + rrefId + ": its creation"
+                + " never reached its owner " + host.self().name() + ", and its creator released it"));
     }
 
     /** Owner: the value of an RRef, for a user's {@code toHere()}; waits for its creation. */
@@ -358,6 +377,27 @@ public final class RRefContext {
             }
             return owner.value;
         }
+    }
+
+    /**
+     * User: a copy of the value from its owner ({@code toHere()}). The fetch may reach the owner
+     * before the creation it waits for there (the owner keeps a place for it), and a creation whose
+     * send was then lost never comes: the fetch would wait until its timeout, or for ever. So it
+     * also ends, failed, as soon as this worker learns that the creation (or the fork's
+     * confirmation) failed or that the owner is gone.
+     */
+    public RpcFuture<Object> fetch(UserState user, Duration timeout) {
+        RpcFuture<Object> fetched = host.fetch(user.owner, user.rrefId, timeout);
+        if (user.confirmation.isDone()) {
+            return fetched; // confirmed: toHere() checked that it did not fail
+        }
+        user.confirmation.thenRun(() -> {
+            RpcException failed = user.ownerGone != null ? user.ownerGone : user.creationError;
+            if (failed != null) {
+                FutureCompleter.tryFail(fetched, failed);
+            }
+        });
+        return fetched;
     }
 
     /** Owner: the state of an RRef it owns, for calls on the value; null if unknown. */

@@ -42,7 +42,10 @@ public interface RRefHost {
      */
     void schedule(Runnable task, long delayNanos);
 
-    /** Fetches a copy of the value of a user RRef from its owner ({@code toHere}). */
+    /**
+     * Fetches a copy of the value of a user RRef from its owner ({@code toHere}). Failing the
+     * returned future before it is answered ends the fetch here (the caller no longer waits for it).
+     */
     RpcFuture<Object> fetch(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout);
 
     /**
