@@ -1,6 +1,5 @@
 package dev.ferry.rpc.internal.agent;
 
-import com.sun.management.ThreadMXBean;
 import dev.ferry.rpc.Ops;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcBackendOptions;
@@ -20,6 +19,7 @@ import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.store.TcpStore;
 import dev.ferry.rpc.store.TcpStoreServer;
 import dev.ferry.rpc.testing.ByteMutations;
+import dev.ferry.rpc.testing.WarmAllocation;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -30,7 +30,6 @@ import net.jqwik.api.ShrinkingMode;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.BeforeContainer;
 
-import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,7 +60,8 @@ import static org.assertj.core.api.Assertions.fail;
  * {@code REMOTE_ERROR} or {@code INVALID_ARGUMENT}); never a timeout (a lost
  * call), never {@code INTERNAL}. The canary never runs, whatever the mutation; the worker keeps
  * answering; the whole JVM allocates at most {@value #FIXED_ALLOCATION} bytes plus
- * {@value #ALLOCATION_PER_BYTE} per payload byte per call.
+ * {@value #ALLOCATION_PER_BYTE} per payload byte per call, warm: a call over it is sent again and
+ * counted then ({@link WarmAllocation}), as the first decoding in the JVM builds Fory's serializers.
  *
  * <p>The suite runs 1,000 tries per property. Longer: {@code ./ferry fuzz 100000}, or
  * {@code -Djqwik.tries.default=N} on {@code -Dtest=MessageDecoderFuzzTest}.
@@ -77,7 +77,8 @@ class MessageDecoderFuzzTest {
     private static final List<String> STEERING_HEADERS = List.of(SystemCalls.MARKER.name(), SystemCalls.INLINE.name(),
             UserDeletes.HEADER.name(), AgentRRefHost.CREATE.name(), "ferry-rref-receiver", "ferry-profile",
             "ferry-autograd-context");
-    private static final ThreadMXBean THREADS = (ThreadMXBean) ManagementFactory.getThreadMXBean();
+    /** Tries over the allocation bound the first time, sent again and counted then (see {@link WarmAllocation}). */
+    private static final String RESENT = "re-sent when cold";
 
     private static TcpStoreServer store;
     private static RpcAgent caller;
@@ -118,10 +119,23 @@ class MessageDecoderFuzzTest {
 
     @Property(shrinking = ShrinkingMode.BOUNDED)
     void aMutatedCallFailsClearlyAndNothingRefusedRuns(@ForAll("calls") Call call,
-                                                       @ForAll("mutations") UnaryOperator<InboundMessage> mutation) {
+                                                       @ForAll("mutations") UnaryOperator<InboundMessage> mutation)
+            throws Exception {
         int canaryRuns = Canary.RUNS.get();
-        long before = THREADS.getTotalThreadAllocatedBytes();
         long[] payload = {0};
+        WarmAllocation.Allocation allocation = WarmAllocation.of(() -> sendMutated(call, mutation, payload),
+                () -> FIXED_ALLOCATION + ALLOCATION_PER_BYTE * payload[0]);
+        if (allocation.runs() > 1) {
+            count(RESENT);
+        }
+        assertThat(Canary.RUNS.get()).as("runs of the refused canary").isEqualTo(canaryRuns);
+        assertThat(allocation.bytes()).as("bytes allocated for a mutated call of %d payload bytes", payload[0])
+                .isLessThanOrEqualTo(FIXED_ALLOCATION + ALLOCATION_PER_BYTE * payload[0]);
+        assertThat(caller.rpcSync("worker1", Ops::add, 2, 3)).as("the worker goes on").isEqualTo(5);
+    }
+
+    /** Sends {@code call} to the worker, which gets it mutated; {@code payload} is set to its bytes before and after. */
+    private static void sendMutated(Call call, UnaryOperator<InboundMessage> mutation, long[] payload) {
         victimTransport.mutation = message -> {
             payload[0] = message.payloadBytes();
             InboundMessage mutated = mutation.apply(message);
@@ -142,15 +156,12 @@ class MessageDecoderFuzzTest {
         } finally {
             victimTransport.mutation = UnaryOperator.identity();
         }
-        assertThat(Canary.RUNS.get()).as("runs of the refused canary").isEqualTo(canaryRuns);
-        long allocated = THREADS.getTotalThreadAllocatedBytes() - before;
-        assertThat(allocated).as("bytes allocated for a mutated call of %d payload bytes", payload[0])
-                .isLessThanOrEqualTo(FIXED_ALLOCATION + ALLOCATION_PER_BYTE * payload[0]);
-        assertThat(caller.rpcSync("worker1", Ops::add, 2, 3)).as("the worker goes on").isEqualTo(5);
     }
 
     private static synchronized void count(String outcome) {
-        outcomes++;
+        if (!outcome.equals(RESENT)) {
+            outcomes++;
+        }
         byOutcome.merge(outcome, 1L, Long::sum);
     }
 

@@ -1,12 +1,12 @@
 package dev.ferry.rpc.internal.store;
 
-import com.sun.management.ThreadMXBean;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.internal.security.BlockingAuthExchange;
 import dev.ferry.rpc.internal.security.PeerAuthentication;
 import dev.ferry.rpc.store.TcpStore;
 import dev.ferry.rpc.store.TcpStoreOptions;
 import dev.ferry.rpc.testing.ByteMutations;
+import dev.ferry.rpc.testing.WarmAllocation;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Combinators;
@@ -14,6 +14,7 @@ import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
 import net.jqwik.api.ShrinkingMode;
+import net.jqwik.api.statistics.Statistics;
 import net.jqwik.api.lifecycle.AfterContainer;
 import net.jqwik.api.lifecycle.AfterProperty;
 import net.jqwik.api.lifecycle.BeforeContainer;
@@ -24,7 +25,6 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.lang.management.ManagementFactory;
 import java.net.Socket;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
@@ -54,7 +54,8 @@ import static org.awaitility.Awaitility.await;
  *       connected throughout;</li>
  *   <li>the whole JVM allocated at most {@value #FIXED_ALLOCATION} bytes plus
  *       {@value #ALLOCATION_PER_BYTE} per byte sent during the try (a claimed length honoured would be
- *       up to 64 MiB).</li>
+ *       up to 64 MiB), warm: a try over it is run again and counted then ({@link WarmAllocation}; the
+ *       first try in a JVM allocates ~3.8 MB).</li>
  * </ul>
  *
  * <p>The suite runs 1,000 tries per property. Longer: {@code ./ferry fuzz 100000} (every fuzzer), or
@@ -69,7 +70,6 @@ class StoreProtocolFuzzTest {
     /** The most a stranger is told before its connection closes: a HELLO's answer and the token's hello, or an error. */
     private static final int MOST_TO_A_STRANGER = 512;
     private static final int READ_TIMEOUT_MILLIS = 15_000;
-    private static final ThreadMXBean THREADS = (ThreadMXBean) ManagementFactory.getThreadMXBean();
 
     private static final Queue<Throwable> died = new ConcurrentLinkedQueue<>();
     private static Thread.UncaughtExceptionHandler previousHandler;
@@ -108,27 +108,27 @@ class StoreProtocolFuzzTest {
 
     @Property(shrinking = ShrinkingMode.BOUNDED)
     void whatAStrangerSendsClosesItsConnection(@ForAll("strangers") byte[] bytes, @ForAll boolean withToken)
-            throws IOException {
+            throws Exception {
         TcpStore store = withToken ? authenticated : open;
-        long before = THREADS.getTotalThreadAllocatedBytes();
-        byte[] answer;
-        try (Socket socket = connect(store)) {
-            answer = sendAndReadUntilClosed(socket, bytes);
-        }
-        assertThat(answer.length).as("bytes a stranger was told").isLessThanOrEqualTo(MOST_TO_A_STRANGER);
-        theServerGoesOn(store, before, bytes.length);
+        theServerGoesOn(store, bytes.length, () -> {
+            byte[] answer;
+            try (Socket socket = connect(store)) {
+                answer = sendAndReadUntilClosed(socket, bytes);
+            }
+            assertThat(answer.length).as("bytes a stranger was told").isLessThanOrEqualTo(MOST_TO_A_STRANGER);
+        });
     }
 
     @Property(shrinking = ShrinkingMode.BOUNDED)
     void whatAMemberSendsIsAnsweredClearlyOrClosesItsConnection(@ForAll("requests") byte[] bytes,
-                                                                @ForAll boolean withToken) throws IOException {
+                                                                @ForAll boolean withToken) throws Exception {
         TcpStore store = withToken ? authenticated : open;
-        long before = THREADS.getTotalThreadAllocatedBytes();
-        try (Socket socket = connect(store)) {
-            handshake(socket, withToken);
-            assertWellFormedAnswers(sendAndReadUntilClosed(socket, bytes));
-        }
-        theServerGoesOn(store, before, bytes.length);
+        theServerGoesOn(store, bytes.length, () -> {
+            try (Socket socket = connect(store)) {
+                handshake(socket, withToken);
+                assertWellFormedAnswers(sendAndReadUntilClosed(socket, bytes));
+            }
+        });
     }
 
     private static Socket connect(TcpStore store) throws IOException {
@@ -191,12 +191,20 @@ class StoreProtocolFuzzTest {
         }
     }
 
-    private static void theServerGoesOn(TcpStore store, long allocatedBefore, int sent) {
-        String key = "fuzz/checked";
-        store.set(key, "fine".getBytes(StandardCharsets.UTF_8));
-        assertThat(store.get(key)).asString(StandardCharsets.UTF_8).isEqualTo("fine");
-        long allocated = THREADS.getTotalThreadAllocatedBytes() - allocatedBefore;
-        assertThat(allocated).as("bytes the JVM allocated for a try of %d bytes", sent)
+    /**
+     * Runs {@code attempt}, then checks that the server still serves the connected client and that
+     * the whole JVM allocated within the bound for both, warm ({@link WarmAllocation}: a try over it
+     * is run again and counted then).
+     */
+    private static void theServerGoesOn(TcpStore store, int sent, WarmAllocation.Try attempt) throws Exception {
+        WarmAllocation.Allocation allocation = WarmAllocation.of(() -> {
+            attempt.run();
+            String key = "fuzz/checked";
+            store.set(key, "fine".getBytes(StandardCharsets.UTF_8));
+            assertThat(store.get(key)).asString(StandardCharsets.UTF_8).isEqualTo("fine");
+        }, () -> FIXED_ALLOCATION + ALLOCATION_PER_BYTE * sent);
+        Statistics.label("allocation").collect(allocation.runs() == 1 ? "within the bound" : "counted on a second run");
+        assertThat(allocation.bytes()).as("bytes the JVM allocated for a try of %d bytes", sent)
                 .isLessThanOrEqualTo(FIXED_ALLOCATION + ALLOCATION_PER_BYTE * sent);
         assertThat(died).isEmpty();
     }
