@@ -695,13 +695,14 @@ public final class DefaultRpcAgent implements RpcAgent {
         // own calls have no nested calls to bound.
         OutboundMessage message = new OutboundMessage(MessageKind.CALL, id, headers, payload,
                 system ? 0 : call.deadline);
-        CompletableFuture<PeerChannel> connecting = connections.get(callee);
-        PeerChannel open = connecting.isDone() && !connecting.isCompletedExceptionally() ? connecting.getNow(null) : null;
+        PeerOpening connecting = connections.get(callee);
+        PeerChannel open = connecting.openNow();
         if (open != null) {
             // The usual case: the channel is up, send without a completion stage per call.
             sendOn(open, call, message, barrier, interceptorContext, waits);
         } else {
-            connecting.whenComplete((channel, error) -> {
+            // In the order the calls were made, behind those still waiting for the connection.
+            connecting.whenOpen((channel, error) -> {
                 if (future.done()) {
                     return; // cancelled, timed out or failed while connecting: it must not run remotely
                 }

@@ -44,7 +44,7 @@ final class PeerConnections {
     private final Membership membership;
     /** Ends an old incarnation here once its new one was admitted; complete when done. */
     private final Function<Membership.Admitted, CompletableFuture<Void>> replacing;
-    private final Map<String, CompletableFuture<PeerChannel>> byPeer = new ConcurrentHashMap<>();
+    private final Map<String, PeerOpening> byPeer = new ConcurrentHashMap<>();
     /** Every open connection whose peer is known, opened or accepted, by peer name: what losing it closes. */
     private final Map<String, Set<PeerChannel>> attached = new ConcurrentHashMap<>();
     /** Accepted connections whose messages wait, and what waits; guarded by itself. */
@@ -76,13 +76,13 @@ final class PeerConnections {
     }
 
     /** The connection to {@code peer}, opening it if needed. */
-    CompletableFuture<PeerChannel> get(WorkerInfo peer) {
-        CompletableFuture<PeerChannel> existing = byPeer.get(peer.name());
+    PeerOpening get(WorkerInfo peer) {
+        PeerOpening existing = byPeer.get(peer.name());
         if (existing != null && (!existing.isDone() || isUsable(existing))) {
             return existing;
         }
-        CompletableFuture<PeerChannel> opening = new CompletableFuture<>();
-        CompletableFuture<PeerChannel> raced = existing == null
+        PeerOpening opening = new PeerOpening();
+        PeerOpening raced = existing == null
                 ? byPeer.putIfAbsent(peer.name(), opening)
                 : (byPeer.replace(peer.name(), existing, opening) ? null : byPeer.get(peer.name()));
         if (raced != null) {
@@ -92,7 +92,7 @@ final class PeerConnections {
         return opening;
     }
 
-    private void open(WorkerInfo peer, CompletableFuture<PeerChannel> opening) {
+    private void open(WorkerInfo peer, PeerOpening opening) {
         String address;
         try {
             address = membership.directory().addressOf(peer.name());
@@ -165,7 +165,7 @@ final class PeerConnections {
 
     private void adopt(PeerChannel connection, WorkerInfo peer) {
         attach(connection, peer);
-        byPeer.putIfAbsent(peer.name(), CompletableFuture.completedFuture(connection));
+        byPeer.putIfAbsent(peer.name(), PeerOpening.opened(connection));
     }
 
     /** Caller holds {@code held}. One more reason for {@code connection}'s messages to wait. */
@@ -263,7 +263,7 @@ final class PeerConnections {
      * incarnation's, whose calls the caller failed itself).
      */
     void abort(WorkerInfo peer, Throwable cause, boolean quietly) {
-        CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
+        PeerOpening current = byPeer.get(peer.name());
         if (current != null && current.isDone() && !current.isCompletedExceptionally()) {
             byPeer.remove(peer.name(), current); // the next call opens a new one
         }
@@ -286,7 +286,7 @@ final class PeerConnections {
             if (open != null) {
                 open.remove(connection);
             }
-            CompletableFuture<PeerChannel> current = byPeer.get(peer.name());
+            PeerOpening current = byPeer.get(peer.name());
             if (current != null && current.isDone() && !current.isCompletedExceptionally()
                     && current.join() == connection) {
                 byPeer.remove(peer.name(), current);
