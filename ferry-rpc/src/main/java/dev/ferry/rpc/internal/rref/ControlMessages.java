@@ -5,6 +5,7 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.concurrent.ActivityCounter;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
+import dev.ferry.rpc.spi.RetriedSends;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,8 +22,8 @@ import java.util.function.Supplier;
 /**
  * The RRef protocol's control messages in flight (fork requests, child acceptances, user deletes),
  * by the peer each goes to. A message whose send failed ({@link RpcException.Code#UNAVAILABLE}: it
- * did not reach its peer) is sent again, up to {@value #MAX_RETRIES} more times with a doubling
- * backoff from {@link #FIRST_RETRY}, as PyTorch retries them. Each is idempotent: a fork request or
+ * did not reach its peer) is sent again by {@link RetriedSends}, up to 5 more times with a doubling
+ * backoff from 50 ms, as PyTorch retries them. Each is idempotent: a fork request or
  * child acceptance that arrives twice, or a delete of a fork already deleted, is ignored.
  *
  * <p>A message to a peer that is gone ends at once instead: one that fails while its peer is lost
@@ -34,11 +35,6 @@ import java.util.function.Supplier;
  */
 final class ControlMessages {
     private static final Logger log = LoggerFactory.getLogger(ControlMessages.class);
-
-    /** Retries of a control message whose send failed, after the first attempt. */
-    static final int MAX_RETRIES = 5;
-    /** The wait before the first retry; each later one waits twice as long as the one before. */
-    static final Duration FIRST_RETRY = Duration.ofMillis(50);
 
     private final RRefHost host;
     /** Whether the context closed: nothing is sent again after that. */
@@ -58,42 +54,14 @@ final class ControlMessages {
      */
     RpcFuture<Object> send(WorkerInfo to, Supplier<RpcFuture<Object>> send) {
         inFlight.increment();
-        RpcFuture<Object> outcome = new RpcFuture<>();
+        RpcFuture<Object> outcome = RetriedSends.send(host.self().name() + ": RRef control message to " + to.name(),
+                send, () -> !closed.getAsBoolean() && !host.isLost(to), host::schedule);
         synchronized (byPeer) {
             byPeer.computeIfAbsent(to, peer -> ConcurrentHashMap.newKeySet()).add(outcome);
         }
+        // added after it is tracked: an outcome done already is untracked again at once
         outcome.addDoneCallback(done -> ended(to, done));
-        attempt(to, send, outcome, 0);
         return outcome;
-    }
-
-    private void attempt(WorkerInfo to, Supplier<RpcFuture<Object>> send, RpcFuture<Object> outcome, int retries) {
-        if (outcome.done()) {
-            return; // its peer is gone: ended while it waited to be sent again
-        }
-        RpcFuture<Object> sent;
-        try {
-            sent = send.get();
-        } catch (RuntimeException e) {
-            FutureCompleter.tryFail(outcome, e);
-            return;
-        }
-        sent.addDoneCallback(done -> {
-            if (!done.failed()) {
-                FutureCompleter.tryComplete(outcome, Boolean.TRUE);
-            } else if (retries < MAX_RETRIES && isRetried(to, done.exceptionNow())) {
-                log.debug("{}: RRef control message to {} failed, sending it again: {}", host.self().name(), to.name(),
-                        done.exceptionNow().toString());
-                host.schedule(() -> attempt(to, send, outcome, retries + 1), FIRST_RETRY.toNanos() << retries);
-            } else {
-                FutureCompleter.tryFail(outcome, done.exceptionNow());
-            }
-        });
-    }
-
-    private boolean isRetried(WorkerInfo to, Throwable failure) {
-        return failure instanceof RpcException e && e.code() == RpcException.Code.UNAVAILABLE
-                && !closed.getAsBoolean() && !host.isLost(to);
     }
 
     private void ended(WorkerInfo to, RpcFuture<Object> outcome) {
