@@ -1,15 +1,18 @@
 package dev.ferry.distributed.internal;
 
+import dev.ferry.rpc.MessageType;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
+import dev.ferry.rpc.spi.MessageKinds;
 
 /**
  * Carries the current distributed autograd context across calls: a request sent by a thread in a
  * context carries its id in the header (with a new autograd message id), the handler on the callee
  * runs in the same context, and its response carries it back. The tensors of those messages are
- * recorded by the tensor codec ({@link AutogradRecording}), which sees the headers.
+ * recorded by the tensor codec ({@link AutogradRecording}), which sees the headers. A release of a
+ * context is marked {@link MessageType#AUTOGRAD_CLEANUP}, so that fault injection can tell it.
  *
  * <p>Installed on every agent by {@link java.util.ServiceLoader} when {@code ferry-distributed} is
  * on the class path; it does nothing for calls made outside a context.
@@ -22,6 +25,9 @@ public final class AutogradInterceptor implements CallInterceptor {
 
     @Override
     public CallHeaders beforeSendRequest(CallInfo call, Object[] args, CallHeaders headers) {
+        if (GradientCalls.sendingRelease()) {
+            return MessageKinds.mark(headers, MessageType.AUTOGRAD_CLEANUP);
+        }
         ContextState context = CurrentContext.get();
         if (context == null || !context.container().agent().getWorkerInfo().equals(call.caller())) {
             return headers;

@@ -1,7 +1,10 @@
 package dev.ferry.distributed.internal;
 
+import dev.ferry.rpc.MessageType;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.spi.RetriedSends;
 import dev.ferry.tensor.Tensor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,6 +18,7 @@ import java.util.List;
  */
 public final class GradientCalls {
     private static final Logger log = LoggerFactory.getLogger(GradientCalls.class);
+    private static final ScopedValue<Boolean> RELEASING = ScopedValue.newInstance();
 
     private GradientCalls() {
     }
@@ -48,7 +52,12 @@ public final class GradientCalls {
         throw new IllegalArgumentException("RRef should contain a tensor for .backward()");
     }
 
-        /** Asks every worker {@code context} reached, except {@code except}, to release it too (fire and forget). */
+    /**
+     * Asks every worker {@code context} reached, except {@code except}, to release it too, without
+     * waiting. A release whose send fails is sent again ({@link RetriedSends}: up to 5 more times
+     * over 1.55 s) while this agent runs: lost, it would leave the context on that worker for the
+     * rest of the job. A worker given a release twice ignores the second.
+     */
     public static void releaseElsewhere(ContextState context, int except) {
         RpcAgent agent = context.container().agent();
         if (!agent.isRunning()) {
@@ -59,21 +68,32 @@ public final class GradientCalls {
             if (worker == except || worker == self) {
                 continue;
             }
-            try {
-                agent.rpcAsync(agent.getWorkerInfo(worker).name(), GradientCalls::release, context.id(), self)
-                        .addDoneCallback(done -> {
-                            if (done.failed()) {
-                                log.debug("releasing autograd context {} on worker {} failed", context.id(), worker,
-                                        done.exceptionNow());
-                            }
-                        });
-            } catch (RuntimeException e) {
-                log.debug("could not ask worker {} to release autograd context {}", worker, context.id(), e);
-            }
+            String what = "release of autograd context " + context.id() + " on worker " + worker;
+            RetriedSends.send(what, () -> sendRelease(agent, worker, context.id(), self), agent::isRunning,
+                            RetriedSends::onVirtualThread)
+                    .addDoneCallback(done -> {
+                        if (done.failed()) {
+                            log.warn("{} failed: {}", what, done.exceptionNow().toString());
+                        }
+                    });
         }
     }
 
-    /** Runs on a worker the context reached: releases it there and passes the request on. */
+    /** One release, marked {@link MessageType#AUTOGRAD_CLEANUP} for fault injection by {@link AutogradInterceptor}. */
+    private static RpcFuture<Boolean> sendRelease(RpcAgent agent, int worker, long contextId, int self) {
+        return ScopedValue.where(RELEASING, Boolean.TRUE)
+                .call(() -> agent.rpcAsync(agent.getWorkerInfo(worker).name(), GradientCalls::release, contextId, self));
+    }
+
+    /** Whether this thread is sending a release (read by {@link AutogradInterceptor}). */
+    static boolean sendingRelease() {
+        return RELEASING.isBound();
+    }
+
+    /**
+     * Runs on a worker the context reached: releases it there and passes the request on. A repeat
+     * (a retried release whose first send arrived after all) finds nothing and does nothing.
+     */
     public static Boolean release(long contextId, int from) {
         ContextState state = ContextContainer.of(Rpc.current()).remove(contextId);
         if (state != null) {

@@ -8,12 +8,14 @@ import dev.ferry.rpc.internal.transport.PeerChannel;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.OutboundMessage;
 import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.MessageKinds;
 
 /**
  * Tells fault injection the {@link MessageType} of each message the agent sends, from what the
  * agent put in it: answers are {@link MessageType#RESPONSE}, but those to Ferry's own calls (marked
  * so), which are {@link MessageType#CONTROL}; a call creating an RRef is a
- * {@link MessageType#REMOTE_CALL}; an application's call is a {@link MessageType#CALL}; among
+ * {@link MessageType#REMOTE_CALL}; an application's call is a {@link MessageType#CALL}, but a
+ * library's call that names its kind ({@link MessageKinds}) is of that kind; among
  * Ferry's own calls the function called (looked up among the pending calls by id) tells the RRef
  * protocol's messages from the rest ({@link MessageType#CONTROL}). A delete riding on another call
  * is that call's kind; one travelling on its own (an acknowledgement carrying deletes) is a
@@ -47,7 +49,7 @@ final class MessageTypes implements MessageClassifier {
             return MessageType.REMOTE_CALL;
         }
         if (!headers.contains(SystemCalls.MARKER)) {
-            return MessageType.CALL;
+            return MessageKinds.of(headers);
         }
         PendingCall sent = pending.get(call.id());
         if (sent == null) {
