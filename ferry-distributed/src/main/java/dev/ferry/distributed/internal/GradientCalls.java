@@ -3,7 +3,9 @@ package dev.ferry.distributed.internal;
 import dev.ferry.rpc.MessageType;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
+import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.spi.RetriedSends;
 import dev.ferry.tensor.Tensor;
 import org.slf4j.Logger;
@@ -55,8 +57,9 @@ public final class GradientCalls {
     /**
      * Asks every worker {@code context} reached, except {@code except}, to release it too, without
      * waiting. A release whose send fails is sent again ({@link RetriedSends}: up to 5 more times
-     * over 1.55 s) while this agent runs: lost, it would leave the context on that worker for the
-     * rest of the job. A worker given a release twice ignores the second.
+     * over 1.55 s) while this agent runs and the worker is a member: lost, it would leave the
+     * context on that worker for the rest of the job. A worker given a release twice ignores the
+     * second. Workers known lost or gone are not asked: they hold nothing any more.
      */
     public static void releaseElsewhere(ContextState context, int except) {
         RpcAgent agent = context.container().agent();
@@ -65,18 +68,37 @@ public final class GradientCalls {
         }
         int self = context.container().workerId();
         for (int worker : context.knownWorkerIds()) {
-            if (worker == except || worker == self) {
+            if (worker == except || worker == self || !isMember(agent, worker)) {
                 continue;
             }
             String what = "release of autograd context " + context.id() + " on worker " + worker;
-            RetriedSends.send(what, () -> sendRelease(agent, worker, context.id(), self), agent::isRunning,
-                            RetriedSends::onVirtualThread)
+            RetriedSends.send(what, () -> sendRelease(agent, worker, context.id(), self),
+                            () -> agent.isRunning() && isMember(agent, worker), RetriedSends::onVirtualThread)
                     .addDoneCallback(done -> {
-                        if (done.failed()) {
+                        if (!done.failed()) {
+                            return;
+                        }
+                        if (agent.isRunning() && isMember(agent, worker)) {
                             log.warn("{} failed: {}", what, done.exceptionNow().toString());
+                        } else {
+                            log.debug("{} failed, and it ended or left: {}", what, done.exceptionNow().toString());
                         }
                     });
         }
+    }
+
+    /** Whether {@code worker} is in {@code agent}'s group and not known to be lost (false once the agent closed). */
+    private static boolean isMember(RpcAgent agent, int worker) {
+        try {
+            for (WorkerInfo member : agent.getWorkerInfos()) {
+                if (member.id() == worker) {
+                    return true;
+                }
+            }
+        } catch (RpcException closed) {
+            // shut down meanwhile
+        }
+        return false;
     }
 
     /** One release, marked {@link MessageType#AUTOGRAD_CLEANUP} for fault injection by {@link AutogradInterceptor}. */
