@@ -129,7 +129,9 @@ public final class DistAutograd {
     /**
      * PyTorch's {@code dist_autograd._get_debug_info()} for the current agent:
      * {@code num_autograd_contexts}, {@code num_current_backward_passes} (passes, or parts of passes
-     * other workers started, running here), {@code num_send_functions}, {@code num_recv_functions}.
+     * other workers started, running here), {@code num_send_functions}, {@code num_recv_functions};
+     * and Ferry's {@code num_released_contexts_remembered} (other workers' contexts released here
+     * lately, whose late messages must not create them again: at most 1,024).
      */
     public static Map<String, String> debugInfo() {
         return debugInfo(Rpc.current());

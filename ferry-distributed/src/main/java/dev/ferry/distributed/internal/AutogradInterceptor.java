@@ -43,6 +43,9 @@ public final class AutogradInterceptor implements CallInterceptor {
             return Scope.NOOP;
         }
         ContextState context = ContextContainer.of(Rpc.current()).getOrCreate(contextId);
+        if (context == null) {
+            return Scope.NOOP; // a call that came after its context ended runs outside it
+        }
         context.knows(call.caller().id());
         return CurrentContext.bind(context);
     }

@@ -21,9 +21,9 @@ final class AutogradRecording {
         }
         MessageContext message = MessageContext.current();
         Long contextId = message == null ? null : AutogradHeaders.contextId(message.headers());
-        if (contextId != null) {
-            ContextContainer.of(message.agent()).getOrCreate(contextId)
-                    .recordSend(message.headers().get(AutogradHeaders.MESSAGE_ID), sent.gradientEdge());
+        ContextState context = contextId == null ? null : ContextContainer.of(message.agent()).getOrCreate(contextId);
+        if (context != null) {
+            context.recordSend(message.headers().get(AutogradHeaders.MESSAGE_ID), sent.gradientEdge());
         }
     }
 
@@ -39,6 +39,9 @@ final class AutogradRecording {
         }
         CallHeaders headers = message.headers();
         ContextState context = ContextContainer.of(message.agent()).getOrCreate(contextId);
+        if (context == null) {
+            return received; // its context ended: nothing will run a backward pass through it
+        }
         long from = headers.get(AutogradHeaders.FROM_WORKER);
         return context.recvFunction(headers.get(AutogradHeaders.MESSAGE_ID), (int) from).attach(received);
     }

@@ -24,6 +24,7 @@ public final class ContextContainer {
     private final AtomicLong nextContext = new AtomicLong();
     private final AtomicInteger runningPasses = new AtomicInteger();
     private final Map<Long, ContextState> contexts = new ConcurrentHashMap<>();
+    private final ReleasedContexts released = new ReleasedContexts();
 
     private ContextContainer(RpcAgent agent) {
         this.agent = new PerAgent.AgentRef(agent);
@@ -52,9 +53,19 @@ public final class ContextContainer {
         return state;
     }
 
-    /** The context {@code id}, created here if a message of it arrives first. */
+    /**
+     * The context {@code id} of a message that arrived or is sent here: created if it is another
+     * worker's and its first message here; null if it ended here already (a message that came
+     * late: after its creator closed the context, or after the creator's release reached this
+     * worker). Only {@link #create} makes this worker's own contexts.
+     */
     ContextState getOrCreate(long id) {
-        return contexts.computeIfAbsent(id, key -> new ContextState(key, this));
+        if (creatorOf(id) == workerId) {
+            return contexts.get(id);
+        }
+        // checked inside the map's update: a release that tombstones the id first, then removes it,
+        // either sees the context made here (and removes it) or keeps it from being made
+        return contexts.computeIfAbsent(id, key -> released.contains(key) ? null : new ContextState(key, this));
     }
 
     /** The context {@code id}; fails as PyTorch does for an unknown id. */
@@ -75,6 +86,17 @@ public final class ContextContainer {
         return removed;
     }
 
+    /**
+     * {@link #remove} for the release worker {@code from} sent: a release from the context's creator
+     * is remembered, so that a message of the context that it overtook does not bring it back.
+     */
+    ContextState removeReleasedBy(long id, int from) {
+        if (from == creatorOf(id) && from != workerId) {
+            released.add(id);
+        }
+        return remove(id);
+    }
+
     /** Context {@code id} if it is here, else null. */
     public ContextState find(long id) {
         return contexts.get(id);
@@ -85,6 +107,7 @@ public final class ContextContainer {
      * it is gone and will never close them.
      */
     void releaseCreatedBy(int creator) {
+        released.forgetCreatedBy(creator);
         for (ContextState context : contexts.values()) {
             if (creatorOf(context.id()) == creator && contexts.remove(context.id(), context)) {
                 context.released();
@@ -124,6 +147,7 @@ public final class ContextContainer {
         info.put("num_current_backward_passes", Integer.toString(runningPasses.get()));
         info.put("num_send_functions", Long.toString(sends));
         info.put("num_recv_functions", Long.toString(recvs));
+        info.put("num_released_contexts_remembered", Integer.toString(released.size()));
         return info;
     }
 

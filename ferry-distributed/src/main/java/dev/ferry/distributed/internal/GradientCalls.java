@@ -117,7 +117,7 @@ public final class GradientCalls {
      * (a retried release whose first send arrived after all) finds nothing and does nothing.
      */
     public static Boolean release(long contextId, int from) {
-        ContextState state = ContextContainer.of(Rpc.current()).remove(contextId);
+        ContextState state = ContextContainer.of(Rpc.current()).removeReleasedBy(contextId, from);
         if (state != null) {
             releaseElsewhere(state, from);
         }

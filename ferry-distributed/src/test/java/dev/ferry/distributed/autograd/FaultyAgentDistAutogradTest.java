@@ -1,9 +1,11 @@
 package dev.ferry.distributed.autograd;
 
+import dev.ferry.distributed.internal.GradientCalls;
 import dev.ferry.rpc.FaultInjection;
 import dev.ferry.rpc.MessageType;
 import dev.ferry.rpc.RpcAgent;
 import dev.ferry.rpc.RpcBackendOptions;
+import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.MessageKinds;
 import dev.ferry.rpc.testing.LocalCluster;
@@ -25,8 +27,9 @@ import static org.awaitility.Awaitility.await;
  * PyTorch's {@code FaultyAgentDistAutogradTest} on {@link FaultInjection}: every worker of a group
  * over loopback TCP shares the faults, as PyTorch's faulty agent's do. PyTorch's
  * {@code CLEANUP_AUTOGRAD_CONTEXT_REQ} is {@link MessageType#AUTOGRAD_CLEANUP}. Beyond PyTorch's two
- * scenarios: a backward pass whose calls and answers are all delayed, a delayed release, and a
- * release lost on every try (the bound of the retries, and what ends such a context).
+ * scenarios: a backward pass whose calls and answers are all delayed, a delayed release, messages
+ * of a context that come after it ended, and a release lost on every try (the bound of the
+ * retries, and what ends such a context).
  */
 @Timeout(120)
 class FaultyAgentDistAutogradTest {
@@ -149,6 +152,52 @@ class FaultyAgentDistAutogradTest {
                 assertThat(next.gradients().get(x).equal(Tensors.ones(2).mul(2))).isTrue();
             }
             await().atMost(CLEANED).until(() -> contexts(worker1) == 0);
+        }
+    }
+
+    @Test
+    void anAnswerThatComesAfterItsContextClosedDoesNotBringItBack() {
+        FaultInjection faults = FaultInjection.builder().delay(Duration.ofMillis(500), MessageType.RESPONSE).build();
+        try (LocalCluster cluster = faulty(2, faults)) {
+            RpcAgent worker0 = cluster.agent(0);
+            RpcFuture<Tensor> late;
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                late = worker0.rpcAsync("worker1", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
+            }
+            assertThat(late.await().requiresGrad()).isTrue();
+            assertThat(contexts(worker0)).isZero();
+            await().atMost(CLEANED).until(() -> contexts(cluster.agent(1)) == 0);
+        }
+    }
+
+    /**
+     * Fault injection keeps a release behind the calls of its context sent before it (they are
+     * ordered), but the callee handles them on threads of their own, so a release may still be
+     * handled first. Sending the release of the context worker0 opens next before its call makes
+     * that order certain.
+     */
+    @Test
+    void aCallHandledAfterItsContextsReleaseDoesNotBringItBack() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent worker0 = cluster.agent(0);
+            RpcAgent worker1 = cluster.agent(1);
+            long before;
+            try (DistAutogradContext first = DistAutograd.context(worker0)) {
+                before = first.id(); // reached no one: its release goes nowhere
+            }
+            worker0.rpcSync("worker1", GradientCalls::release, before + 1, 0);
+            try (DistAutogradContext next = DistAutograd.context(worker0)) {
+                assertThat(next.id()).isEqualTo(before + 1);
+                Tensor y = worker0.rpcSync("worker1", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
+                assertThat(y.requiresGrad()).isTrue();
+                assertThat(contexts(worker1)).as("the call ran outside its released context").isZero();
+            }
+            assertThat(DistAutograd.debugInfo(worker1)).containsEntry("num_released_contexts_remembered", "1");
+
+            worker0.shutdown(false, Duration.ZERO); // lost: a new incarnation would reuse its context ids
+            await().atMost(CLEANED).until(() ->
+                    DistAutograd.debugInfo(worker1).get("num_released_contexts_remembered").equals("0"));
+            worker1.shutdown(false, Duration.ZERO);
         }
     }
 
