@@ -21,6 +21,7 @@ import dev.ferry.rpc.internal.serial.CallRequest;
 import dev.ferry.rpc.internal.serial.EncodedPayload;
 import dev.ferry.rpc.internal.serial.FunctionInvoker;
 import dev.ferry.rpc.internal.serial.FunctionResolver;
+import dev.ferry.rpc.internal.serial.IntactText;
 import dev.ferry.rpc.internal.serial.ObjectCodec;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import dev.ferry.rpc.internal.transport.PeerChannel;
@@ -716,15 +717,15 @@ final class IncomingCalls {
         if (failure instanceof RpcException rpc && rpc.code() == RpcException.Code.CANCELLED) {
             // Its caller asked for this and no longer waits: no news.
             log.debug("{}: request #{} ({}) from {} cancelled: {}", self.name(), info.callId(), info.function(),
-                    info.caller().name(), failure.getMessage());
+                    info.caller().name(), IntactText.of(failure.getMessage()));
         } else if (isRefusal(failure)) {
             // What a peer may send at will: logged within bounds.
             refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
-                    info.caller().name(), failure.getMessage());
+                    info.caller().name(), IntactText.of(failure.getMessage()));
         } else {
             // One line: the error goes back to the caller whole; its stack trace here only when asked for.
-            log.warn("{} failed running request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
-                    info.caller().name(), failure.toString());
+            log.warn("{} failed running request #{} ({}) from {}: {}: {}", self.name(), info.callId(), info.function(),
+                    info.caller().name(), failure.getClass().getName(), IntactText.of(failure.getMessage()));
             log.debug("{} failed running request #{}", self.name(), info.callId(), failure);
         }
         EncodedPayload payload;
@@ -732,7 +733,7 @@ final class IncomingCalls {
             payload = codec.encode(RemoteErrorInfo.of(failure));
         } catch (RuntimeException e) {
             payload = codec.encode(RemoteErrorInfo.of(new RpcException(RpcException.Code.INTERNAL,
-                    failure.getClass().getName() + ": " + failure.getMessage())));
+                    failure.getClass().getName() + ": " + IntactText.of(failure.getMessage()))));
         }
         if (observed != null) {
             observed.ended(info, payload.totalBytes(), failure);

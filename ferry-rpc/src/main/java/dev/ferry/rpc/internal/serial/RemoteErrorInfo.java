@@ -19,8 +19,26 @@ public record RemoteErrorInfo(String code, String className, String message, Lis
     /** The most causes described; a decoder refuses more. */
     static final int MAX_CAUSES = 32;
 
+    /**
+     * Its texts made sound ({@link IntactText}), whether they come from this worker's exception
+     * (whose message a peer's argument may have given) or from a peer's answer: describing a
+     * failure, or reading one, never throws.
+     */
+    public RemoteErrorInfo {
+        code = IntactText.of(code);
+        className = IntactText.of(className);
+        message = IntactText.of(message);
+    }
+
     /** One stack frame. */
     public record Frame(String declaringClass, String methodName, String fileName, int lineNumber) {
+        /** Its texts made sound, as {@link RemoteErrorInfo}'s. */
+        public Frame {
+            declaringClass = IntactText.of(declaringClass);
+            methodName = IntactText.of(methodName);
+            fileName = IntactText.of(fileName);
+        }
+
         StackTraceElement toElement() {
             return new StackTraceElement(declaringClass, methodName, fileName, lineNumber);
         }
