@@ -168,8 +168,10 @@ class DirectWriterTest {
                     int sender = s;
                     pool.execute(() -> {
                         started.countDown();
-                        for (int i = 0; i < 100_000 && toServer.isActive(); i++) {
-                            long id = sender * 1_000_000L + i;
+                        // Until the close: a fixed count could all be sent through the event loop
+                        // before any sender found the queue empty and wrote itself (seen at load ~6).
+                        for (long i = 0; toServer.isActive(); i++) {
+                            long id = sender * 1_000_000_000_000L + i;
                             toServer.send(message(id, body(id, 3_000)), ALONE, e -> { });
                         }
                     });
