@@ -14,12 +14,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Sends waiting for a connection leave in the order they were made (a CompletableFuture's own dependents run last-in first-out). */
 class PeerOpeningTest {
 
+    /** A channel that only stands for itself: the waiters receive it, nothing calls it. */
     private static final PeerChannel CHANNEL = (PeerChannel) Proxy.newProxyInstance(
             PeerChannel.class.getClassLoader(), new Class<?>[] {PeerChannel.class}, (proxy, method, args) -> {
                 if (method.getName().equals("toString")) {
                     return "channel";
                 }
-                throw new UnsupportedOperationException(method.getName());
+                throw new AssertionError("PeerOpening must only hand the channel on, not use it: " + method.getName());
             });
 
     @Test
