@@ -27,6 +27,15 @@ public interface RpcAgent extends AutoCloseable {
     /** This worker's identity. */
     WorkerInfo getWorkerInfo();
 
+    /**
+     * This worker's incarnation in its group: the number it was given when it joined. A restarted
+     * worker (a new process under the same name and id) gets a higher one than every earlier
+     * incarnation of it; workers of one group never share one. Libraries whose messages carry ids a
+     * worker makes (which start over when it restarts) send it along, so that a receiver can tell a
+     * late message of an earlier incarnation from the current one's.
+     */
+    long getIncarnation();
+
     /** The worker named {@code name}; an {@link RpcException} if there is none. */
     WorkerInfo getWorkerInfo(String name);
 

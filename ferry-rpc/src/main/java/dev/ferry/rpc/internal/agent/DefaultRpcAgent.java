@@ -369,10 +369,6 @@ public final class DefaultRpcAgent implements RpcAgent {
         return dynamic;
     }
 
-    long incarnation() {
-        return incarnation;
-    }
-
     Store store() {
         return store;
     }
@@ -504,6 +500,11 @@ public final class DefaultRpcAgent implements RpcAgent {
     @Override
     public WorkerInfo getWorkerInfo() {
         return self;
+    }
+
+    @Override
+    public long getIncarnation() {
+        return incarnation;
     }
 
     @Override

@@ -48,7 +48,7 @@ final class Departure {
         List<RpcFuture<Object>> told = new ArrayList<>();
         for (WorkerInfo member : agent.directory().workers()) {
             if (!member.equals(self) && !agent.liveness().isLost(member.name())) {
-                told.add(agent.invokeInline(member, LEFT, new Object[] {self.name(), agent.incarnation()}, callBound()));
+                told.add(agent.invokeInline(member, LEFT, new Object[] {self.name(), agent.getIncarnation()}, callBound()));
             }
         }
         for (RpcFuture<Object> answer : told) {
@@ -70,7 +70,7 @@ final class Departure {
             throw new RpcException(RpcException.Code.INTERNAL, "interrupted while leaving the group", e);
         }
         try {
-            GroupRendezvous.leave(agent.store(), agent.incarnation());
+            GroupRendezvous.leave(agent.store(), agent.getIncarnation());
         } catch (RuntimeException e) {
             // The store's holder left before (the built-in TCP store lives in its process): no one
             // can join any more, so no one will greet this worker's registration either.
