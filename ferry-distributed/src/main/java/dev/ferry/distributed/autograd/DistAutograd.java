@@ -131,7 +131,9 @@ public final class DistAutograd {
      * {@code num_autograd_contexts}, {@code num_current_backward_passes} (passes, or parts of passes
      * other workers started, running here), {@code num_send_functions}, {@code num_recv_functions};
      * and Ferry's {@code num_released_contexts_remembered} (other workers' contexts released here
-     * lately, whose late messages must not create them again: at most 1,024).
+     * lately, whose late messages must not create them again: at most 1,024) and
+     * {@code num_releases_undelivered} (releases this worker sent or passed on that were not
+     * answered yet: they are sent again while their worker is a member).
      */
     public static Map<String, String> debugInfo() {
         return debugInfo(Rpc.current());
@@ -155,7 +157,7 @@ public final class DistAutograd {
     /**
      * Runs {@code action} once context {@code contextId} has left this worker of the current agent:
      * closed by its creator (whose release reaches every worker the context reached), or released
-     * because its creator was lost. Runs it at once, on this thread, if the context is not here
+     * because its creator was lost or restarted. Runs it at once, on this thread, if the context is not here
      * (any more). For what a worker keeps per context, such as a model a parameter server lends to
      * one training step at a time:
      *
@@ -192,9 +194,6 @@ public final class DistAutograd {
     }
 
     static void release(ContextState state) {
-        ContextState removed = state.container().remove(state.id());
-        if (removed != null) {
-            GradientCalls.releaseElsewhere(removed, -1);
-        }
+        state.container().close(state);
     }
 }

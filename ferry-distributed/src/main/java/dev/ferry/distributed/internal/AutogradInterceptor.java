@@ -29,31 +29,27 @@ public final class AutogradInterceptor implements CallInterceptor {
             return MessageKinds.mark(headers, MessageType.AUTOGRAD_CLEANUP);
         }
         ContextState context = CurrentContext.get();
-        if (context == null || !context.container().agent().getWorkerInfo().equals(call.caller())) {
-            return headers;
+        if (context == null || !context.container().agent().getWorkerInfo().equals(call.caller())
+                || !context.knows(call.callee().id())) {
+            return headers; // no context, another agent's, or one that left this worker: the call goes outside it
         }
-        context.knows(call.callee().id());
-        return AutogradHeaders.mark(headers, context.id(), call.caller().id());
+        return AutogradHeaders.mark(headers, context.key(), call.caller().id());
     }
 
     @Override
     public Scope onHandlerStart(CallInfo call, CallHeaders headers) {
-        Long contextId = AutogradHeaders.contextId(headers);
-        if (contextId == null) {
-            return Scope.NOOP;
+        ContextKey key = AutogradHeaders.context(headers);
+        ContextState context = key == null ? null : ContextContainer.of(Rpc.current()).getOrCreate(key);
+        if (context == null || !context.knows(call.caller().id())) {
+            return Scope.NOOP; // none, or a call that came after its context ended: it runs outside it
         }
-        ContextState context = ContextContainer.of(Rpc.current()).getOrCreate(contextId);
-        if (context == null) {
-            return Scope.NOOP; // a call that came after its context ended runs outside it
-        }
-        context.knows(call.caller().id());
         return CurrentContext.bind(context);
     }
 
     @Override
     public CallHeaders beforeSendResponse(CallInfo call, Object result, CallHeaders requestHeaders,
                                           CallHeaders responseHeaders) {
-        Long contextId = AutogradHeaders.contextId(requestHeaders);
-        return contextId == null ? responseHeaders : AutogradHeaders.mark(responseHeaders, contextId, call.callee().id());
+        ContextKey context = AutogradHeaders.context(requestHeaders);
+        return context == null ? responseHeaders : AutogradHeaders.mark(responseHeaders, context, call.callee().id());
     }
 }

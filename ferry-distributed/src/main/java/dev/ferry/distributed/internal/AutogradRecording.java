@@ -20,8 +20,8 @@ final class AutogradRecording {
             return;
         }
         MessageContext message = MessageContext.current();
-        Long contextId = message == null ? null : AutogradHeaders.contextId(message.headers());
-        ContextState context = contextId == null ? null : ContextContainer.of(message.agent()).getOrCreate(contextId);
+        ContextKey key = message == null ? null : AutogradHeaders.context(message.headers());
+        ContextState context = key == null ? null : ContextContainer.of(message.agent()).getOrCreate(key);
         if (context != null) {
             context.recordSend(message.headers().get(AutogradHeaders.MESSAGE_ID), sent.gradientEdge());
         }
@@ -33,12 +33,12 @@ final class AutogradRecording {
             return received;
         }
         MessageContext message = MessageContext.current();
-        Long contextId = message == null ? null : AutogradHeaders.contextId(message.headers());
-        if (contextId == null) {
+        ContextKey key = message == null ? null : AutogradHeaders.context(message.headers());
+        if (key == null) {
             return received;
         }
         CallHeaders headers = message.headers();
-        ContextState context = ContextContainer.of(message.agent()).getOrCreate(contextId);
+        ContextState context = ContextContainer.of(message.agent()).getOrCreate(key);
         if (context == null) {
             return received; // its context ended: nothing will run a backward pass through it
         }

@@ -23,7 +23,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * threads at once.
  */
 public final class ContextState {
-    private final long id;
+    private final ContextKey key;
     private final ContextContainer container;
     private final Map<Long, List<Edge>> sendFunctions = new ConcurrentHashMap<>();
     private final Map<Long, RecvRpcBackward> recvFunctions = new ConcurrentHashMap<>();
@@ -32,13 +32,18 @@ public final class ContextState {
     /** What to run once the context leaves this worker; null once it has. Guarded by this. */
     private List<Runnable> onRelease = new ArrayList<>();
 
-    ContextState(long id, ContextContainer container) {
-        this.id = id;
+    ContextState(ContextKey key, ContextContainer container) {
+        this.key = key;
         this.container = container;
     }
 
     public long id() {
-        return id;
+        return key.id();
+    }
+
+    /** The id, and the incarnation of the worker that created the context. */
+    ContextKey key() {
+        return key;
     }
 
     public ContextContainer container() {
@@ -54,10 +59,19 @@ public final class ContextState {
         return recvFunctions.computeIfAbsent(messageId, key -> new RecvRpcBackward(this, key, fromWorker));
     }
 
-    void knows(int workerId) {
+    /**
+     * Notes that a message of this context goes to, or came from, worker {@code workerId}. False if
+     * the context left this worker already: its release has read whom it reached, so a message sent
+     * now must go outside the context (the worker would get no release of it).
+     */
+    synchronized boolean knows(int workerId) {
+        if (onRelease == null) {
+            return false;
+        }
         if (workerId != container.workerId()) {
             knownWorkers.add(workerId);
         }
+        return true;
     }
 
     /**
@@ -68,7 +82,7 @@ public final class ContextState {
     void runSendFunction(long messageId, List<Tensor> grads) {
         List<Edge> edges = sendFunctions.get(messageId);
         if (edges == null) {
-            throw new IllegalArgumentException("autograd context " + id + " on worker " + container.workerId()
+            throw new IllegalArgumentException("autograd context " + key.id() + " on worker " + container.workerId()
                     + " has no send function for message " + messageId);
         }
         List<Edge> roots;

@@ -1,15 +1,11 @@
 package dev.ferry.distributed.internal;
 
+import dev.ferry.distributed.internal.ReleaseSender.Release;
 import dev.ferry.rpc.MessageType;
 import dev.ferry.rpc.Rpc;
 import dev.ferry.rpc.RpcAgent;
-import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
-import dev.ferry.rpc.WorkerInfo;
-import dev.ferry.rpc.spi.RetriedSends;
 import dev.ferry.tensor.Tensor;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 import java.util.List;
 
@@ -19,7 +15,6 @@ import java.util.List;
  * on the receiving worker.
  */
 public final class GradientCalls {
-    private static final Logger log = LoggerFactory.getLogger(GradientCalls.class);
     private static final ScopedValue<Boolean> RELEASING = ScopedValue.newInstance();
 
     private GradientCalls() {
@@ -55,56 +50,23 @@ public final class GradientCalls {
     }
 
     /**
-     * Asks every worker {@code context} reached, except {@code except}, to release it too, without
-     * waiting. A release whose send fails is sent again ({@link RetriedSends}: up to 5 more times
-     * over 1.55 s) while this agent runs and the worker is a member: lost, it would leave the
-     * context on that worker for the rest of the job. A worker given a release twice ignores the
-     * second. Workers known lost or gone are not asked: they hold nothing any more.
+     * One message to {@code worker} releasing {@code releases} ({@link ReleaseSender} sends it again
+     * until it is answered), marked {@link MessageType#AUTOGRAD_CLEANUP} for fault injection by
+     * {@link AutogradInterceptor}.
      */
-    public static void releaseElsewhere(ContextState context, int except) {
-        RpcAgent agent = context.container().agent();
-        if (!agent.isRunning()) {
-            return;
+    static RpcFuture<Boolean> sendReleases(RpcAgent agent, int worker, List<Release> releases) {
+        long[] ids = new long[releases.size()];
+        long[] incarnations = new long[ids.length];
+        long[] closedBelow = new long[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            Release release = releases.get(i);
+            ids[i] = release.context().id();
+            incarnations[i] = release.context().creatorIncarnation();
+            closedBelow[i] = release.closedBelow();
         }
-        int self = context.container().workerId();
-        for (int worker : context.knownWorkerIds()) {
-            if (worker == except || worker == self || !isMember(agent, worker)) {
-                continue;
-            }
-            String what = "release of autograd context " + context.id() + " on worker " + worker;
-            RetriedSends.send(what, () -> sendRelease(agent, worker, context.id(), self),
-                            () -> agent.isRunning() && isMember(agent, worker), RetriedSends::onVirtualThread)
-                    .addDoneCallback(done -> {
-                        if (!done.failed()) {
-                            return;
-                        }
-                        if (agent.isRunning() && isMember(agent, worker)) {
-                            log.warn("{} failed: {}", what, done.exceptionNow().toString());
-                        } else {
-                            log.debug("{} failed, and it ended or left: {}", what, done.exceptionNow().toString());
-                        }
-                    });
-        }
-    }
-
-    /** Whether {@code worker} is in {@code agent}'s group and not known to be lost (false once the agent closed). */
-    private static boolean isMember(RpcAgent agent, int worker) {
-        try {
-            for (WorkerInfo member : agent.getWorkerInfos()) {
-                if (member.id() == worker) {
-                    return true;
-                }
-            }
-        } catch (RpcException closed) {
-            // shut down meanwhile
-        }
-        return false;
-    }
-
-    /** One release, marked {@link MessageType#AUTOGRAD_CLEANUP} for fault injection by {@link AutogradInterceptor}. */
-    private static RpcFuture<Boolean> sendRelease(RpcAgent agent, int worker, long contextId, int self) {
-        return ScopedValue.where(RELEASING, Boolean.TRUE)
-                .call(() -> agent.rpcAsync(agent.getWorkerInfo(worker).name(), GradientCalls::release, contextId, self));
+        int self = agent.getWorkerInfo().id();
+        return ScopedValue.where(RELEASING, Boolean.TRUE).call(() -> agent.rpcAsync(agent.getWorkerInfo(worker).name(),
+                GradientCalls::release, ids, incarnations, closedBelow, self));
     }
 
     /** Whether this thread is sending a release (read by {@link AutogradInterceptor}). */
@@ -113,13 +75,21 @@ public final class GradientCalls {
     }
 
     /**
-     * Runs on a worker the context reached: releases it there and passes the request on. A repeat
-     * (a retried release whose first send arrived after all) finds nothing and does nothing.
+     * Runs on a worker the contexts reached: releases context {@code contextIds[i]} of its
+     * creator's incarnation {@code creatorIncarnations[i]} here, whose creator had closed every
+     * context it made before count {@code closedBelow[i]}, and passes the release on to the workers
+     * it reached from here, but {@code from}. A repeat (a release sent again whose first message
+     * arrived after all) finds nothing and does nothing; so does a release of an incarnation of
+     * the creator other than the context's here.
      */
-    public static Boolean release(long contextId, int from) {
-        ContextState state = ContextContainer.of(Rpc.current()).removeReleasedBy(contextId, from);
-        if (state != null) {
-            releaseElsewhere(state, from);
+    public static Boolean release(long[] contextIds, long[] creatorIncarnations, long[] closedBelow, int from) {
+        if (creatorIncarnations.length != contextIds.length || closedBelow.length != contextIds.length) {
+            throw new IllegalArgumentException("a release of " + contextIds.length + " contexts with "
+                    + creatorIncarnations.length + " incarnations and " + closedBelow.length + " marks");
+        }
+        ContextContainer container = ContextContainer.of(Rpc.current());
+        for (int i = 0; i < contextIds.length; i++) {
+            container.released(new ContextKey(contextIds[i], creatorIncarnations[i]), closedBelow[i], from);
         }
         return Boolean.TRUE;
     }

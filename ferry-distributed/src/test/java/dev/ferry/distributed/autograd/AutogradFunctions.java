@@ -9,6 +9,8 @@ import dev.ferry.tensor.autograd.FunctionContext;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /** Functions the distributed autograd tests run on other workers. */
 public final class AutogradFunctions {
@@ -38,6 +40,24 @@ public final class AutogradFunctions {
     public static Tensor chain(String next, Tensor t) {
         Tensor doubled = Rpc.rpcSync(next, AutogradFunctions::doubled, t);
         return doubled.mul(3);
+    }
+
+    /**
+     * {@link #chain}, once the caller's context has left this worker: a handler that outlives its
+     * context (its nested call is then made outside it).
+     */
+    public static Tensor chainOnceReleased(String next, Tensor t) {
+        CountDownLatch released = new CountDownLatch(1);
+        DistAutograd.whenReleased(DistAutograd.currentContextId(), released::countDown);
+        try {
+            if (!released.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the context was not released within 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+        return chain(next, t);
     }
 
     /** The identity, whose backward fails on the worker that ran it. */

@@ -8,6 +8,7 @@ import dev.ferry.rpc.RpcBackendOptions;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.spi.CallHeaders;
 import dev.ferry.rpc.spi.MessageKinds;
+import dev.ferry.rpc.testing.DynamicWorld;
 import dev.ferry.rpc.testing.LocalCluster;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
@@ -28,8 +29,9 @@ import static org.awaitility.Awaitility.await;
  * over loopback TCP shares the faults, as PyTorch's faulty agent's do. PyTorch's
  * {@code CLEANUP_AUTOGRAD_CONTEXT_REQ} is {@link MessageType#AUTOGRAD_CLEANUP}. Beyond PyTorch's two
  * scenarios: a backward pass whose calls and answers are all delayed, a delayed release, messages
- * of a context that come after it ended, and a release lost on every try (the bound of the
- * retries, and what ends such a context).
+ * of a context that come after it ended (directly, or through a nested call, after more releases
+ * than a worker remembers), and releases that fail on many tries or on every one (they are sent
+ * again until their worker is no longer a member).
  */
 @Timeout(120)
 class FaultyAgentDistAutogradTest {
@@ -140,9 +142,7 @@ class FaultyAgentDistAutogradTest {
         try (LocalCluster cluster = faulty(2, faults)) {
             RpcAgent worker0 = cluster.agent(0);
             RpcAgent worker1 = cluster.agent(1);
-            try (DistAutogradContext context = DistAutograd.context(worker0)) {
-                worker0.rpcSync("worker1", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
-            }
+            closeAContextThatReached(worker0, "worker1");
             assertThat(contexts(worker0)).isZero();
             assertThat(contexts(worker1)).as("its release is held 2 s").isEqualTo(1);
             try (DistAutogradContext next = DistAutograd.context(worker0)) {
@@ -181,42 +181,171 @@ class FaultyAgentDistAutogradTest {
         try (LocalCluster cluster = LocalCluster.start(2)) {
             RpcAgent worker0 = cluster.agent(0);
             RpcAgent worker1 = cluster.agent(1);
-            long before;
-            try (DistAutogradContext first = DistAutograd.context(worker0)) {
-                before = first.id(); // reached no one: its release goes nowhere
-            }
-            worker0.rpcSync("worker1", GradientCalls::release, before + 1, 0);
-            try (DistAutogradContext next = DistAutograd.context(worker0)) {
-                assertThat(next.id()).isEqualTo(before + 1);
+            long next = releaseTheNextContext(worker0, worker0, "worker1");
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                assertThat(context.id()).isEqualTo(next);
                 Tensor y = worker0.rpcSync("worker1", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
                 assertThat(y.requiresGrad()).isTrue();
                 assertThat(contexts(worker1)).as("the call ran outside its released context").isZero();
             }
             assertThat(DistAutograd.debugInfo(worker1)).containsEntry("num_released_contexts_remembered", "1");
+        }
+    }
 
-            worker0.shutdown(false, Duration.ZERO); // lost: a new incarnation would reuse its context ids
-            await().atMost(CLEANED).until(() ->
-                    DistAutograd.debugInfo(worker1).get("num_released_contexts_remembered").equals("0"));
-            worker1.shutdown(false, Duration.ZERO);
+    /**
+     * As above, for a worker the context reaches only through a nested call (worker0 -> worker1 ->
+     * worker2): the release worker1 passed on is remembered there as the creator's own would be.
+     */
+    @Test
+    void aNestedCallHandledAfterAReleasePassedOnDoesNotBringItBack() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            RpcAgent worker0 = cluster.agent(0);
+            RpcAgent worker2 = cluster.agent(2);
+            long next = releaseTheNextContext(worker0, cluster.agent(1), "worker2"); // as worker1 passes it on
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                assertThat(context.id()).isEqualTo(next);
+                worker0.rpcSync("worker1", AutogradFunctions::chain, "worker2", Tensors.rand(2).requiresGrad_(true));
+                assertThat(contexts(cluster.agent(1))).isEqualTo(1);
+                assertThat(contexts(worker2)).as("the nested call ran outside its released context").isZero();
+            }
+            assertThat(DistAutograd.debugInfo(worker2)).containsEntry("num_released_contexts_remembered", "1");
+            await().atMost(CLEANED).until(() -> contexts(cluster.agent(1)) == 0);
+        }
+    }
+
+    /**
+     * A handler that goes on after its context left its worker (here it waits for that): the call
+     * it makes then is not of the context, so the worker it reaches holds nothing of it (its
+     * release passed that worker by before the call was made).
+     */
+    @Test
+    void aNestedCallMadeAfterItsContextLeftItsWorkerGoesOutsideIt() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            RpcAgent worker0 = cluster.agent(0);
+            RpcFuture<Tensor> late;
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                late = worker0.rpcAsync("worker1", AutogradFunctions::chainOnceReleased, "worker2",
+                        Tensors.rand(2).requiresGrad_(true));
+                await().atMost(CLEANED).until(() -> contexts(cluster.agent(1)) == 1);
+            }
+            late.await();
+            for (RpcAgent agent : cluster.agents()) {
+                assertThat(contexts(agent)).as("contexts on %s", agent.getWorkerInfo().name()).isZero();
+            }
+        }
+    }
+
+    /**
+     * worker1 never gets its release of worker0's context through to worker2, which the context
+     * reached through it; worker0's next context that reaches worker2 ends it there when it closes:
+     * its release says every context worker0 opened before was closed.
+     */
+    @Test
+    void aContextLeftOnAWorkerEndsThereWithALaterReleaseOfItsCreator() {
+        FaultInjection lostReleases = FaultInjection.builder().failSends(1_000_000, MessageType.AUTOGRAD_CLEANUP).build();
+        try (DynamicWorld world = DynamicWorld.start()) {
+            RpcAgent worker0 = world.join(0, 0);
+            RpcAgent worker1 = world.join(1, 0, b -> b.faultInjection(lostReleases));
+            RpcAgent worker2 = world.join(2, 0);
+            await().atMost(CLEANED).until(() -> worker0.getWorkerInfos().size() == 3 && worker2.getWorkerInfos().size() == 3);
+            try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                worker0.rpcSync("worker1", AutogradFunctions::chain, "worker2", Tensors.rand(2).requiresGrad_(true));
+            }
+            await().atMost(CLEANED).until(() -> contexts(worker1) == 0 && undelivered(worker1) == 1);
+            assertThat(contexts(worker2)).as("worker1's release did not get through").isEqualTo(1);
+
+            try (DistAutogradContext next = DistAutograd.context(worker0)) {
+                worker0.rpcSync("worker2", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
+                assertThat(contexts(worker2)).isEqualTo(2);
+            }
+            await().atMost(CLEANED).until(() -> contexts(worker2) == 0);
+            assertThat(undelivered(worker1)).as("still trying: worker2 is a member").isEqualTo(1);
         }
     }
 
     @Test
-    void aReleaseLostOnEveryTryLeavesTheContextUntilItsCreatorIsLost() {
-        // the first send and its 5 retries
-        FaultInjection faults = FaultInjection.builder().failSends(6, MessageType.AUTOGRAD_CLEANUP).build();
-        try (LocalCluster cluster = faulty(2, faults)) {
-            RpcAgent worker0 = cluster.agent(0);
-            RpcAgent worker1 = cluster.agent(1);
-            try (DistAutogradContext context = DistAutograd.context(worker0)) {
-                worker0.rpcSync("worker1", AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
-            }
-            await().atMost(CLEANED).until(() -> failedSends(worker0) == 6);
-            assertThat(contexts(worker1)).as("no release reached worker1").isEqualTo(1);
-
-            worker0.shutdown(false, Duration.ZERO); // lost: worker1 releases what it created
-            await().atMost(CLEANED).until(() -> contexts(worker1) == 0);
-            worker1.shutdown(false, Duration.ZERO);
+    void aReleaseLostOnItsFirstSixSendsStillEndsItsContext() {
+        // as many sends as RetriedSends makes of a message: the release is sent again after those too
+        try (LocalCluster cluster = withAClosedContext(6)) {
+            // sent at 0, 50, 150, 350, 750 and 1,550 ms (each failed), then at 3,150 ms
+            await().atMost(CLEANED).until(() -> contexts(cluster.agent(1)) == 0);
+            assertThat(failedSends(cluster.agent(0))).isEqualTo(6);
+            await().atMost(CLEANED).until(() -> undelivered(cluster.agent(0)) == 0);
         }
+    }
+
+    /**
+     * Releases that never get through wait, one per context, in one queue for their worker, and
+     * travel together; they are dropped when that worker leaves (nothing of theirs is left there).
+     */
+    @Test
+    void releasesThatNeverGetThroughWaitTogetherUntilTheirWorkerLeaves() {
+        FaultInjection faults = FaultInjection.builder().failSends(1_000_000, MessageType.AUTOGRAD_CLEANUP).build();
+        try (DynamicWorld world = DynamicWorld.start()) {
+            RpcAgent worker0 = world.join(0, 0, b -> b.faultInjection(faults));
+            RpcAgent worker1 = world.join(1, 0);
+            await().atMost(CLEANED).until(() -> worker0.getWorkerInfos().size() == 2);
+            for (int i = 0; i < 3; i++) {
+                closeAContextThatReached(worker0, "worker1");
+            }
+            await().atMost(CLEANED).until(() -> failedSends(worker0) >= 7); // past the first 1.55 s of tries
+            assertThat(undelivered(worker0)).isEqualTo(3);
+            assertThat(contexts(worker1)).isEqualTo(3);
+            assertThat(failedSends(worker0)).as("one message per try, for all three").isLessThan(14);
+
+            worker1.shutdown(); // leaves gracefully, with what it held
+            await().atMost(CLEANED).until(() -> undelivered(worker0) == 0);
+        }
+    }
+
+    @Test
+    void releasesLostOnEveryTryEndWhenTheirWorkerIsLost() {
+        try (LocalCluster cluster = withAClosedContext(1_000_000)) {
+            RpcAgent worker0 = cluster.agent(0);
+            await().atMost(CLEANED).until(() -> undelivered(worker0) == 1);
+            assertThat(contexts(cluster.agent(1))).as("no release reached worker1").isEqualTo(1);
+
+            cluster.agent(1).shutdown(false, Duration.ZERO); // lost: it holds nothing any more
+            await().atMost(CLEANED).until(() -> undelivered(worker0) == 0);
+            worker0.shutdown(false, Duration.ZERO);
+        }
+    }
+
+    /**
+     * Releases on worker {@code to}, as {@code from} would (the creator, or a worker passing it on),
+     * the context {@code creator} opens next, before it is opened; returns its id (learnt by opening
+     * and closing one that reaches no one).
+     */
+    private static long releaseTheNextContext(RpcAgent creator, RpcAgent from, String to) {
+        long next;
+        try (DistAutogradContext context = DistAutograd.context(creator)) {
+            next = context.id() + 1;
+        }
+        release(from, to, next, creator.getIncarnation(), 0);
+        return next;
+    }
+
+    /** Two workers whose first {@code failedReleases} releases fail to send; worker0 closed a context that reached worker1. */
+    private static LocalCluster withAClosedContext(int failedReleases) {
+        LocalCluster cluster = faulty(2, FaultInjection.builder().failSends(failedReleases, MessageType.AUTOGRAD_CLEANUP).build());
+        closeAContextThatReached(cluster.agent(0), "worker1");
+        return cluster;
+    }
+
+    /** Opens a context on {@code from}, calls {@code to} in it with a tensor requiring grad, and closes it. */
+    private static void closeAContextThatReached(RpcAgent from, String to) {
+        try (DistAutogradContext context = DistAutograd.context(from)) {
+            from.rpcSync(to, AutogradFunctions::doubled, Tensors.rand(2).requiresGrad_(true));
+        }
+    }
+
+    private static int undelivered(RpcAgent agent) {
+        return Integer.parseInt(DistAutograd.debugInfo(agent).get("num_releases_undelivered"));
+    }
+
+    /** Calls {@code from}'s release of one context on worker {@code to}, as the creator or a worker passing it on would. */
+    static void release(RpcAgent from, String to, long contextId, long creatorIncarnation, long closedBelow) {
+        from.rpcSync(to, GradientCalls::release, new long[] {contextId}, new long[] {creatorIncarnation},
+                new long[] {closedBelow}, from.getWorkerInfo().id());
     }
 }

@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  * {@code retryAllowed} turning false (the sender is closing).
  *
  * <p>For messages that may arrive twice: the receiver must ignore a repeat (a release of
- * something already released). Libraries use it for their own control messages (ferry-distributed:
- * the release of a distributed autograd context on the workers it reached).
+ * something already released). Libraries use it for their own control messages; one that must get
+ * through for as long as its peer is a member (ferry-distributed's release of a distributed
+ * autograd context) goes on past these tries on the same {@link Scheduler}, with the same first waits.
  *
  * <pre>{@code
  * RpcFuture<Boolean> released = RetriedSends.send("release of context 7 on worker2",
