@@ -7,11 +7,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFunction1;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
-import dev.ferry.rpc.internal.transport.PeerChannel;
-import dev.ferry.rpc.internal.transport.Responder;
-import dev.ferry.rpc.internal.transport.Transport;
 import dev.ferry.rpc.internal.transport.TransportFactory;
-import dev.ferry.rpc.internal.transport.TransportListener;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 import dev.ferry.rpc.internal.wire.MessageKind;
 import dev.ferry.rpc.policy.other.Canary;
@@ -83,7 +79,7 @@ class MessageDecoderFuzzTest {
     private static TcpStoreServer store;
     private static RpcAgent caller;
     private static RpcAgent victim;
-    private static MutatingTransport victimTransport;
+    private static RewritingTransport victimTransport;
     private static long outcomes;
     private static final Map<String, Long> byOutcome = new LinkedHashMap<>();
 
@@ -96,7 +92,7 @@ class MessageDecoderFuzzTest {
                 .applicationPackage(Ops.class.getName()) // not dev.ferry.rpc.policy.other: the canary is refused
                 .build();
         TransportFactory mutating = (opts, name, threads) -> victimTransport =
-                new MutatingTransport(TransportFactory.NETTY.create(opts, name, threads));
+                new RewritingTransport(TransportFactory.NETTY.create(opts, name, threads));
         CompletableFuture<RpcAgent> one = CompletableFuture.supplyAsync(() -> {
             TcpStore client = TcpStore.connect("127.0.0.1", port, Duration.ofSeconds(60));
             return DefaultRpcAgent.start(new WorkerInfo("worker1", 1), 2, options, client, client, mutating);
@@ -136,7 +132,10 @@ class MessageDecoderFuzzTest {
 
     /** Sends {@code call} to the worker, which gets it mutated; {@code payload} is set to its bytes before and after. */
     private static void sendMutated(Call call, UnaryOperator<InboundMessage> mutation, long[] payload) {
-        victimTransport.mutation = message -> {
+        victimTransport.calls = message -> {
+            if (message.kind() != MessageKind.CALL || message.headers().contains(SystemCalls.MARKER)) {
+                return message; // only user calls are mutated
+            }
             payload[0] = message.payloadBytes();
             InboundMessage mutated = mutation.apply(message);
             payload[0] += mutated.payloadBytes();
@@ -154,7 +153,7 @@ class MessageDecoderFuzzTest {
                 fail("a mutated call of " + call.name + " failed " + e.code() + " without a message", e);
             }
         } finally {
-            victimTransport.mutation = UnaryOperator.identity();
+            victimTransport.calls = UnaryOperator.identity();
         }
     }
 
@@ -245,66 +244,5 @@ class MessageDecoderFuzzTest {
         byte[] bytes = new byte[buffer.remaining()];
         buffer.duplicate().get(bytes);
         return bytes;
-    }
-
-    /** The worker's transport, handing its agent each user call through {@link #mutation}. */
-    private static final class MutatingTransport implements Transport {
-        private final Transport inner;
-        volatile UnaryOperator<InboundMessage> mutation = UnaryOperator.identity();
-
-        MutatingTransport(Transport inner) {
-            this.inner = inner;
-        }
-
-        @Override
-        public String start(TransportListener listener) {
-            return inner.start(new TransportListener() {
-                @Override
-                public void onAccepted(PeerChannel channel) {
-                    listener.onAccepted(channel);
-                }
-
-                @Override
-                public void onMessage(PeerChannel channel, InboundMessage message) {
-                    listener.onMessage(channel, message);
-                }
-
-                @Override
-                public void onCall(PeerChannel channel, InboundMessage call, Responder responder) {
-                    boolean userCall = call.kind() == MessageKind.CALL && !call.headers().contains(SystemCalls.MARKER);
-                    listener.onCall(channel, userCall ? mutation.apply(call) : call, responder);
-                }
-
-                @Override
-                public void onClosed(PeerChannel channel, Throwable cause) {
-                    listener.onClosed(channel, cause);
-                }
-            });
-        }
-
-        @Override
-        public CompletableFuture<PeerChannel> connect(String address) {
-            return inner.connect(address);
-        }
-
-        @Override
-        public String describe() {
-            return inner.describe();
-        }
-
-        @Override
-        public Map<String, String> debugInfo() {
-            return inner.debugInfo();
-        }
-
-        @Override
-        public void close() {
-            inner.close();
-        }
-
-        @Override
-        public void closeNow(Throwable cause) {
-            inner.closeNow(cause);
-        }
     }
 }
