@@ -27,11 +27,13 @@ import java.util.regex.Pattern;
 /**
  * Encodes and decodes values with Apache Fory, configured for untrusted peers: classes that
  * arrive by name pass the class policy (an agent's is a {@link ClassPolicy}); Ferry's own wire
- * types and the extensions' types have explicit ids; depth and size are bounded. Binary buffers of at least
+ * types and the extensions' types have explicit ids; depth and size are bounded; a string header
+ * with an impossible coder is refused (its pools' comment says how). Binary buffers of at least
  * {@code outOfBandThreshold} bytes (primitive arrays, {@link ByteBuffer}s, custom buffer objects)
  * are kept out of the in-band stream.
  *
- * <p>This class is thread-safe: it holds a pool of Fory instances ({@link ForyPool}).
+ * <p>This class is thread-safe: it holds two pools of Fory instances ({@link ForyPool}), one that
+ * encodes and one that decodes.
  */
 public final class ObjectCodec {
     /**
@@ -58,7 +60,20 @@ public final class ObjectCodec {
     private static final Pattern REFUSED_CLASS = Pattern.compile(
             "^Class (\\S+) is forbidden|^(?:class |interface )?(\\S+) is not registered");
 
-    private final ForyPool fory;
+    /**
+     * Fory instances that encode, and others that decode, configured apart for strings. A string's
+     * header carries two coder bits (0 Latin-1, 1 UTF-16, 2 UTF-8); Fory 1.6's plain reader takes
+     * them as they come, and the 3 no encoder writes builds a {@code String} whose
+     * {@code length()} disagrees with its characters (concatenating it throws). The reader of
+     * Fory's compressed form refuses the 3, and every string read takes it (the string serializer
+     * and the serializers Fory generates read by the same setting), so the decoders use it
+     * ({@code CorruptStringsTest}). It reads exactly what the plain writer writes (a string's own
+     * Latin-1 or UTF-16 bytes). The compressed writer is not used: it writes mostly-ASCII text with
+     * other characters as UTF-8, and refuses such a text with an unpaired surrogate, a valid Java
+     * string ({@code ObjectCodecTest}); so the encoders write the plain form, the bytes as before.
+     */
+    private final ForyPool encoders;
+    private final ForyPool decoders;
     /** The handles of the functions peers bound on this worker, which their calls name. */
     private final FunctionHandles handles = new FunctionHandles();
     private final int outOfBandThreshold;
@@ -92,7 +107,13 @@ public final class ObjectCodec {
             registry.ferryModule = extension.getClass().getName().startsWith("dev.ferry.");
             extension.register(registry);
         }
-        this.fory = new ForyPool(new ForyBuilder()
+        Consumer<Fory> registrations = registry.apply();
+        this.encoders = new ForyPool(builder(policy, maxMessageBytes).withStringCompressed(false), registrations);
+        this.decoders = new ForyPool(builder(policy, maxMessageBytes).withStringCompressed(true), registrations);
+    }
+
+    private static ForyBuilder builder(TypeChecker policy, long maxMessageBytes) {
+        return new ForyBuilder()
                 .withXlang(false)
                 .withRefTracking(true)
                 .requireClassRegistration(false)
@@ -103,7 +124,7 @@ public final class ObjectCodec {
                 // a decoded graph may be as large as the largest message (Fory's default, 128 MiB,
                 // refused a 128 MiB array that arrived out of band)
                 .withMaxGraphMemoryBytes(2 * maxMessageBytes)
-                .withName("ferry"), registry.apply());
+                .withName("ferry");
     }
 
     /** Encodes {@code value}; failures are {@link RpcException}s with code SERIALIZATION_ERROR. */
@@ -122,7 +143,7 @@ public final class ObjectCodec {
         CallHeaders previousHeaders = MESSAGE.get();
         MESSAGE.set(headers);
         try {
-            byte[] inBand = fory.execute(f -> f.serialize(value, buffers));
+            byte[] inBand = encoders.execute(f -> f.serialize(value, buffers));
             if (!buffers.met) {
                 // No binary buffer in the value: the stream is what Fory writes without a callback
                 // but for this flag, and clearing it lets the decoder take Fory's plain path.
@@ -157,14 +178,14 @@ public final class ObjectCodec {
             MemoryBuffer stream = MemoryBuffer.fromByteBuffer(inBand);
             if (outOfBand.isEmpty() && inBand.hasRemaining()
                     && (inBand.get(inBand.position()) & OUT_OF_BAND_FLAG) == 0) {
-                return fory.execute(f -> f.deserialize(stream));
+                return decoders.execute(f -> f.deserialize(stream));
             }
             // Streams written with a buffer callback (the flag set) require the list, even empty.
             List<MemoryBuffer> buffers = outOfBand.isEmpty() ? List.of() : new ArrayList<>(outOfBand.size());
             for (ByteBuffer buffer : outOfBand) {
                 buffers.add(MemoryBuffer.fromByteBuffer(buffer));
             }
-            return fory.execute(f -> f.deserialize(stream, buffers));
+            return decoders.execute(f -> f.deserialize(stream, buffers));
         } catch (RpcException e) {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {

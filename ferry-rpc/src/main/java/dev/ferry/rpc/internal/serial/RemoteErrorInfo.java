@@ -21,8 +21,8 @@ public record RemoteErrorInfo(String code, String className, String message, Lis
 
     /**
      * Its texts made sound ({@link IntactText}), whether they come from this worker's exception
-     * (whose message a peer's argument may have given) or from a peer's answer: describing a
-     * failure, or reading one, never throws.
+     * (whose message code here may have built corrupt; a peer's corrupt strings are refused as they
+     * are decoded) or from a peer's answer: describing a failure, or reading one, never throws.
      */
     public RemoteErrorInfo {
         code = IntactText.of(code);

@@ -50,6 +50,63 @@ class ObjectCodecTest {
         assertThat(back.small()).isEqualTo(42);
     }
 
+    /**
+     * Every string a program can hold travels in its own bytes (Latin-1, else UTF-16) and comes back
+     * equal: one with an unpaired surrogate in mostly-ASCII text too, which Fory's compressed string
+     * writer refuses ("malformed input"), so the codec does not use that writer.
+     */
+    @Test
+    void everyStringTravelsInItsOwnBytes() {
+        for (String text : List.of("", "latin1", "\u00e9t\u00e9", "\u4e2d\u6587", "\ud83d\ude00", "price: 3 \u20ac",
+                "truncated \ud83d", "x".repeat(200) + "\u20ac\udc00")) {
+            EncodedPayload payload = CODEC.encode(text);
+            assertThat(indexOf(payload.inBand(), ownBytes(text))).as(text).isNotNegative();
+            assertThat(roundTrip(CODEC, payload)).isEqualTo(text);
+        }
+    }
+
+    /**
+     * A string header with coder 3, which no encoder writes, fails the decoding: Fory 1.6's plain
+     * reader made of it a String whose length() disagrees with its characters.
+     */
+    @Test
+    void aStringHeaderWithCoderThreeIsASerializationError() {
+        byte[] bytes = CODEC.encode(new java.util.ArrayList<>(List.of("ok", "forged"))).inBand();
+        int header = indexOf(bytes, ownBytes("forged")) - 1;
+        assertThat(bytes[header]).as("6 bytes, coder 0 (Latin-1)").isEqualTo((byte) (6 << 2));
+
+        bytes[header] |= 0b11;
+
+        assertThatThrownBy(() -> CODEC.decode(ByteBuffer.wrap(bytes), List.of()))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR))
+                .hasMessageContaining("coder type 3");
+        bytes[header] = (byte) ((6 << 2) | 1); // the same bytes as UTF-16 are three characters
+        assertThat(CODEC.decode(ByteBuffer.wrap(bytes), List.of())).isEqualTo(List.of("ok", "\u6f66\u6772\u6465"));
+    }
+
+    /** A string's bytes as the JDK holds it: Latin-1 if every character is, else UTF-16 (little-endian). */
+    private static byte[] ownBytes(String text) {
+        if (text.chars().allMatch(c -> c <= 0xff)) {
+            return text.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        }
+        byte[] bytes = new byte[text.length() * 2];
+        for (int i = 0; i < text.length(); i++) {
+            bytes[2 * i] = (byte) text.charAt(i);
+            bytes[2 * i + 1] = (byte) (text.charAt(i) >> 8);
+        }
+        return bytes;
+    }
+
+    private static int indexOf(byte[] bytes, byte[] part) {
+        for (int i = 0; i + part.length <= bytes.length; i++) {
+            if (java.util.Arrays.equals(bytes, i, i + part.length, part, 0, part.length)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /** A Ferry module's extension (its class is in a dev.ferry package) registering one type. */
     record ModuleExtension(Class<?> type, int id) implements SerializationExtension {
         @Override
