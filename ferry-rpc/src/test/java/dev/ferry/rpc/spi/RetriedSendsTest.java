@@ -67,4 +67,45 @@ class RetriedSendsTest {
         assertThat(unmade.exceptionNow()).isInstanceOf(IllegalStateException.class);
         assertThat(delaysMillis).isEmpty();
     }
+
+    @Test
+    void untilDeliveredGoesOnPastSixSendsEveryFiveSecondsAtMostOnUnavailableAndTimeout() {
+        AtomicInteger sends = new AtomicInteger();
+        Supplier<RpcFuture<String>> alternating = () -> {
+            RpcFuture<String> sent = new RpcFuture<>();
+            int n = sends.incrementAndGet();
+            if (n <= 10) {
+                sent.setException(new RpcException(n % 2 == 0 ? RpcException.Code.TIMEOUT : RpcException.Code.UNAVAILABLE,
+                        "send " + n + " failed"));
+            } else {
+                sent.setResult("ok");
+            }
+            return sent;
+        };
+        RpcFuture<String> outcome = RetriedSends.untilDelivered("m", alternating, () -> true, now);
+        assertThat(outcome.value()).isEqualTo("ok");
+        assertThat(sends).hasValue(11);
+        assertThat(delaysMillis).containsExactly(50L, 100L, 200L, 400L, 800L, 1_600L, 3_200L, 5_000L, 5_000L, 5_000L);
+        assertThat(RetriedSends.retryDelayNanos(1_000)).isEqualTo(RetriedSends.MAX_INTERVAL.toNanos());
+    }
+
+    @Test
+    void untilDeliveredStopsWhenItsPeerGoesWhileItWaitsAndOnOtherFailures() {
+        AtomicInteger sends = new AtomicInteger();
+        List<Runnable> due = new ArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean member = new java.util.concurrent.atomic.AtomicBoolean(true);
+        RpcFuture<String> outcome = RetriedSends.untilDelivered("m", failingFirst(100, RpcException.Code.UNAVAILABLE, sends),
+                member::get, (task, nanos) -> due.add(task));
+        assertThat(due).hasSize(1);
+        member.set(false); // it left while the resend waited: it is not sent
+        due.getFirst().run();
+        assertThat(sends).hasValue(1);
+        assertThat(outcome.exceptionNow()).hasMessageContaining("send 1 failed");
+
+        sends.set(0);
+        RpcFuture<String> refused = RetriedSends.untilDelivered("m", failingFirst(100, RpcException.Code.REMOTE_ERROR, sends),
+                () -> true, now);
+        assertThat(refused.exceptionNow()).hasMessageContaining("send 1 failed");
+        assertThat(delaysMillis).isEmpty();
+    }
 }
