@@ -41,9 +41,8 @@ import java.util.Set;
  *       {@link MessageType#RREF_USER_DELETE}) and distributed autograd's releases
  *       ({@link MessageType#AUTOGRAD_CLEANUP}) are the exception: as PyTorch's, they are sent again when
  *       their send fails (each is idempotent), 50 ms after the first failure and twice as long after
- *       each next one ({@link dev.ferry.rpc.spi.RetriedSends}): the RRef protocol's up to 5 more times,
- *       a message that fails all six times is logged and the RRef it was about reports it when used; a
- *       release until it gets through (every 5 s at most), for as long as its worker is a member.</li>
+ *       each next one, up to every 5 s, until they get through, for as long as their peer is a member
+ *       ({@link dev.ferry.rpc.spi.RetriedSends#untilDelivered}); a warning after six sends.</li>
  *   <li><b>Delays</b> ({@link Builder#delay}): each message of the kind waits that long before it is
  *       handed to the transport, on no thread of the program's (the sender returns at once). The
  *       order the protocol relies on is kept: a message that must not be overtaken (the RRef protocol,

@@ -85,18 +85,64 @@ class FaultyAgentRpcTest {
                 .failSends(3, MessageType.RREF_FORK_REQUEST, MessageType.RREF_CHILD_ACCEPT, MessageType.RREF_USER_DELETE)
                 .build();
         try (LocalCluster cluster = faulty(3, faults)) {
-            RpcAgent w0 = cluster.agent(0);
-            RRef<Integer> rref = w0.remote("worker1", Ops::add, 1, 1);
-            RRef<Integer> sum = w0.remote("worker2", FaultyAgentRpcTest::addRRefToValue, rref, 1);
-            assertThat(sum.toHere()).isEqualTo(3);
-            rref.close();
-            sum.close();
-            await().atMost(Duration.ofSeconds(20)).until(() -> {
-                System.gc();
-                return debug(cluster.agent(1), "num_owner_rrefs") == 0 && debug(cluster.agent(2), "num_owner_rrefs") == 0;
-            });
-            assertThat(Long.parseLong(w0.getDebugInfo().get("transport.faults.failed_sends"))).isPositive();
+            passAnRRefOnAndReleaseBoth(cluster);
+            assertThat(Long.parseLong(cluster.agent(0).getDebugInfo().get("transport.faults.failed_sends"))).isPositive();
         } // graceful shutdown, failing on any leaked RRef
+    }
+
+    /**
+     * worker0 makes an RRef on worker1 and passes it to a {@code remote()} on worker2, which adds
+     * its value; once both are released, neither owner keeps anything.
+     */
+    private static void passAnRRefOnAndReleaseBoth(LocalCluster cluster) {
+        RpcAgent w0 = cluster.agent(0);
+        RRef<Integer> rref = w0.remote("worker1", Ops::add, 1, 1);
+        RRef<Integer> sum = w0.remote("worker2", FaultyAgentRpcTest::addRRefToValue, rref, 1);
+        assertThat(sum.toHere()).isEqualTo(3);
+        rref.close();
+        sum.close();
+        await().atMost(Duration.ofSeconds(30)).until(() -> {
+            System.gc();
+            return debug(cluster.agent(1), "num_owner_rrefs") == 0 && debug(cluster.agent(2), "num_owner_rrefs") == 0;
+        });
+    }
+
+    /**
+     * Deletes that fail more often than PyTorch retries them (six sends) still reach the owner while
+     * it is a member: they are sent again, up to every 5 s, until they get through.
+     */
+    @Test
+    void deletesLostOnTheirFirstSevenSendsStillReachTheOwner() {
+        try (LocalCluster cluster = faulty(2, FaultInjection.builder().failSends(7, MessageType.RREF_USER_DELETE).build())) {
+            RpcAgent user = cluster.agent(0);
+            RpcAgent owner = cluster.agent(1);
+            RRef<Integer> rref = user.remote("worker1", Ops::add, 1, 1);
+            assertThat(rref.toHere()).isEqualTo(2);
+            rref.close();
+            await().atMost(Duration.ofSeconds(30)).until(() -> debug(owner, "num_owner_rrefs") == 0
+                    && debug(owner, "num_forks") == 0);
+            assertThat(user.getDebugInfo()).containsEntry("transport.faults.failed_sends", "7")
+                    .containsEntry("rref.num_pending_futures", "0").containsEntry("rref.num_live_users", "0")
+                    .containsEntry("rref.num_messages_undelivered", "0");
+        } // graceful shutdown, failing on any leaked RRef
+    }
+
+    /**
+     * A fork request and a child acceptance that fail seven times each still get through: the
+     * receiver's fork is confirmed, the function that got it runs, and the sender's delete follows.
+     */
+    @Test
+    void forkRequestsAndAcceptancesLostOnTheirFirstSevenSendsStillGetThrough() {
+        FaultInjection faults = FaultInjection.builder()
+                .failSends(7, MessageType.RREF_FORK_REQUEST, MessageType.RREF_CHILD_ACCEPT).build();
+        try (LocalCluster cluster = faulty(3, faults)) {
+            passAnRRefOnAndReleaseBoth(cluster);
+            for (RpcAgent agent : cluster.agents()) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> debug(agent, "num_pending_users") == 0
+                        && debug(agent, "num_pending_children") == 0 && debug(agent, "num_pending_futures") == 0);
+            }
+            assertThat(cluster.agent(2).getDebugInfo()).containsEntry("transport.faults.failed_sends", "14");
+        }
     }
 
     // faulty_agent_rpc_test: test_remote_message_dropped_pickle(_to_self),

@@ -69,6 +69,11 @@ final class AgentRRefHost implements RRefHost {
     }
 
     @Override
+    public long incarnation(WorkerInfo peer) {
+        return agent.incarnationOf(peer);
+    }
+
+    @Override
     public RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
         return agent.invokeInline(owner, FORK_REQUEST,
                 new Object[] {rrefId.createdOn(), rrefId.localId(), forkId.createdOn(), forkId.localId()}, null);

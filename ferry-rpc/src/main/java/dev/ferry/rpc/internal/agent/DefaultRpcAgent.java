@@ -1115,7 +1115,7 @@ public final class DefaultRpcAgent implements RpcAgent {
     private void reportLost(WorkerInfo peer, String why) {
         membership.lost(peer, why);
         RpcException lost = new RpcException(RpcException.Code.UNAVAILABLE, "worker " + peer.name() + " is lost: " + why);
-        timer.schedule(() -> rrefs.ownerGone(peer, lost), 0);
+        timer.schedule(() -> rrefs.ownerLost(peer, lost), 0);
     }
 
     /** A call to {@code peer} found it unreachable (a gather's leader): it is lost until heard again. */
@@ -1164,6 +1164,13 @@ public final class DefaultRpcAgent implements RpcAgent {
     boolean isLost(WorkerInfo peer) {
         WorkerDirectory members = membership.directory();
         return members != null && !members.contains(peer.name(), peer.id()) || liveness.isLost(peer.name());
+    }
+
+    /** {@code peer}'s incarnation while it is a member (lost or not), else -1. */
+    long incarnationOf(WorkerInfo peer) {
+        WorkerDirectory members = membership.directory();
+        WorkerDirectory.Entry entry = members == null ? null : members.entry(peer.name());
+        return entry != null && entry.info().id() == peer.id() ? entry.incarnation() : -1;
     }
 
     /** The members a graceful shutdown completed without, with why (for the debug info). */

@@ -178,6 +178,10 @@ public final class RRefContext {
             return new ForkData(self, owner.id, forkId, self);
         }
         UserState user = (UserState) state;
+        RpcException gone = user.ownerGone;
+        if (gone != null) {
+            throw ownerGoneError(user, "fork", gone); // passed on, it would be of no use: say why here
+        }
         if (user.creationError != null) {
             throw user.creationError.rethrowable();
         }
@@ -217,7 +221,8 @@ public final class RRefContext {
                 }
             }
             if (fork.parentId() != self) {
-                control.send(parent, () -> host.sendChildAccept(parent, fork.forkId()));
+                control.send(ControlMessages.Kind.CHILD_ACCEPT, parent, fork.forkId(),
+                        () -> host.sendChildAccept(parent, fork.forkId()));
             }
             return RRefFactory.access().owner(this, owner);
         }
@@ -235,7 +240,8 @@ public final class RRefContext {
             pendingUsers.put(user.forkId, user);
         }
         RECORDING.get().add(user.confirmation);
-        control.send(owner, () -> host.sendForkRequest(owner, fork.rrefId(), fork.forkId()))
+        control.send(ControlMessages.Kind.FORK_REQUEST, owner, fork.forkId(),
+                        () -> host.sendForkRequest(owner, fork.rrefId(), fork.forkId()))
                 .addDoneCallback(done -> {
                     if (done.failed()) {
                         log.warn("{}: the owner did not confirm fork {} of {}: {}", host.self().name(), user.forkId,
@@ -244,7 +250,8 @@ public final class RRefContext {
                                 + owner.name() + " could not confirm " + describe(user), done.exceptionNow());
                     }
                     confirm(user);
-                    control.send(parent, () -> host.sendChildAccept(parent, user.forkId));
+                    control.send(ControlMessages.Kind.CHILD_ACCEPT, parent, user.forkId,
+                            () -> host.sendChildAccept(parent, user.forkId));
                 });
         return rref;
     }
@@ -438,7 +445,12 @@ public final class RRefContext {
                 return; // a closed group, or an owner that never heard of this RRef
             }
         }
-        control.send(user.owner, () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
+        sendDelete(user);
+    }
+
+    private void sendDelete(UserState user) {
+        control.send(ControlMessages.Kind.USER_DELETE, user.owner, user.forkId,
+                () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
     }
 
     private void dropFork(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
@@ -522,6 +534,7 @@ public final class RRefContext {
         info.put("num_pending_children", Integer.toString(pendingChildren.size()));
         info.put("num_pending_futures", Integer.toString(control.inFlight()));
         info.put("num_live_users", Integer.toString(liveUsers.size()));
+        info.put("num_messages_undelivered", Integer.toString(control.undelivered()));
         return info;
     }
 
@@ -563,14 +576,34 @@ public final class RRefContext {
     }
 
     /**
-     * The owner of some of this worker's user RRefs is gone (it left, died, hangs, or a new
-     * incarnation replaced it): those RRefs raise {@code gone} on every use from now on, nothing
-     * waits for the owner's confirmations any more, no delete is sent to it and the control
-     * messages in flight to it end now (none waits for its retries), so the bookkeeping drains
-     * (graceful shutdown waits for it).
+     * The owner of some of this worker's user RRefs is gone for good (it left, or a new incarnation
+     * replaced it): those RRefs raise {@code gone} on every use from now on, nothing waits for the
+     * owner's confirmations any more, no delete is sent to it (it holds nothing of ours) and the
+     * control messages in flight to it end now (none waits for its retries), so the bookkeeping
+     * drains (graceful shutdown waits for it).
      */
     public void ownerGone(WorkerInfo owner, RpcException gone) {
+        giveUp(owner, gone);
+        control.peerGone(owner, gone);
+    }
+
+    /**
+     * The owner of some of this worker's user RRefs is lost (its connection closed, or it went
+     * silent): as {@link #ownerGone} here, but it may only have been cut off for a while and still
+     * hold the values, so the deletes of those RRefs' forks are owed to it, sent until they get
+     * through for as long as it is a member of the group (they are not in flight: nothing waits for
+     * them). Once back, it drops what no one else holds; the RRefs here stay unusable.
+     */
+    public void ownerLost(WorkerInfo owner, RpcException lost) {
+        List<UserState> owed = giveUp(owner, lost);
+        control.peerLost(owner, lost);
+        owed.forEach(this::sendDelete);
+    }
+
+    /** Gives up the user RRefs of {@code owner}; returns those whose fork the owner may still hold. */
+    private List<UserState> giveUp(WorkerInfo owner, RpcException why) {
         List<UserState> users = new ArrayList<>();
+        List<UserState> owed = new ArrayList<>();
         synchronized (this) {
             for (UserState user : liveUsers) {
                 if (user.owner.equals(owner)) {
@@ -583,7 +616,10 @@ public final class RRefContext {
                 }
             }
             for (UserState user : users) {
-                user.ownerGone = gone;
+                user.ownerGone = why;
+                if (!user.deleteSent && !user.neverSent && !closed) {
+                    owed.add(user);
+                }
                 user.deleteSent = true;
                 liveUsers.remove(user);
                 pendingUsers.remove(user.forkId);
@@ -592,8 +628,7 @@ public final class RRefContext {
         }
         // A request that waits for one of them goes on, and fails when it uses it.
         users.forEach(user -> user.confirmation.complete(null));
-        // Nor does any of the protocol's messages to it wait for its answer or its next retry.
-        control.peerGone(owner, gone);
+        return owed;
     }
 
     /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */
@@ -601,8 +636,7 @@ public final class RRefContext {
         if (RRefFactory.access().stateOf(rref) instanceof UserState user) {
             RpcException gone = user.ownerGone;
             if (gone != null) {
-                throw new RpcException(gone.code(), describe(user) + ": cannot call " + operation + " on it, its owner"
-                        + " is gone: " + gone.getMessage(), gone);
+                throw ownerGoneError(user, operation, gone);
             }
             if (user.creationError != null) {
                 throw user.creationError.rethrowable();
@@ -612,6 +646,11 @@ public final class RRefContext {
                         + " has been deleted. Cannot call " + operation + " on it after deletion.");
             }
         }
+    }
+
+    private static RpcException ownerGoneError(UserState user, String operation, RpcException gone) {
+        return new RpcException(gone.code(), describe(user) + ": cannot call " + operation + " on it, its owner"
+                + " is gone: " + gone.getMessage(), gone);
     }
 
     /** The state of a user RRef, for its handle's checks. */

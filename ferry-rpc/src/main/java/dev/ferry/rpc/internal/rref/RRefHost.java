@@ -27,6 +27,13 @@ public interface RRefHost {
      */
     boolean isLost(WorkerInfo peer);
 
+    /**
+     * The incarnation of {@code peer} while it is a member of the group (lost or not), or -1 once
+     * it is not (it left): a message owed to an earlier incarnation, which restarted since, is not
+     * sent to the new one.
+     */
+    long incarnation(WorkerInfo peer);
+
     /** To the owner: a user received fork {@code forkId} from another user. */
     RpcFuture<Object> sendForkRequest(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
 

@@ -6,23 +6,37 @@ import dev.ferry.rpc.internal.transport.Transport;
 import dev.ferry.rpc.internal.transport.TransportListener;
 import dev.ferry.rpc.internal.wire.InboundMessage;
 
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 
 /**
  * A worker's real transport that hands its agent each received message through a rewrite: what a
  * hostile member's bytes would be, for tests of the receiver. {@link #calls} rewrites the calls
  * (user and system), {@link #messages} everything else (answers, errors); both pass messages on
- * unchanged unless a test sets them.
+ * unchanged unless a test sets them. {@link #cutConnections} closes every connection open now, as
+ * a network reset would: the next message opens a new one.
  */
 final class RewritingTransport implements Transport {
     private final Transport inner;
     volatile UnaryOperator<InboundMessage> calls = UnaryOperator.identity();
     volatile UnaryOperator<InboundMessage> messages = UnaryOperator.identity();
 
+    /** The connections open, accepted or opened here. */
+    private final Set<PeerChannel> open = ConcurrentHashMap.newKeySet();
+
     RewritingTransport(Transport inner) {
         this.inner = inner;
+    }
+
+    /** Closes every connection open now with {@code cause}; returns how many. */
+    int cutConnections(Throwable cause) {
+        List<PeerChannel> cut = List.copyOf(open);
+        cut.forEach(channel -> channel.abort(cause));
+        return cut.size();
     }
 
     @Override
@@ -30,6 +44,7 @@ final class RewritingTransport implements Transport {
         return inner.start(new TransportListener() {
             @Override
             public void onAccepted(PeerChannel channel) {
+                open.add(channel);
                 listener.onAccepted(channel);
             }
 
@@ -45,6 +60,7 @@ final class RewritingTransport implements Transport {
 
             @Override
             public void onClosed(PeerChannel channel, Throwable cause) {
+                open.remove(channel);
                 listener.onClosed(channel, cause);
             }
         });
@@ -52,7 +68,10 @@ final class RewritingTransport implements Transport {
 
     @Override
     public CompletableFuture<PeerChannel> connect(String address) {
-        return inner.connect(address);
+        return inner.connect(address).thenApply(channel -> {
+            open.add(channel);
+            return channel;
+        });
     }
 
     @Override
