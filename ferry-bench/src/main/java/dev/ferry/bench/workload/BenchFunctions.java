@@ -26,6 +26,16 @@ public final class BenchFunctions {
     return Timing.idleCpuPercent(java.time.Duration.ofMillis(millis));
   }
 
+  /**
+   * W2's cost probe, run on both workers before and after each timed window: this process's CPU
+   * time ({@link ProcessCpuClock}, ns) and the bytes all its threads have allocated so far, so that
+   * W2 reports what a call costs both workers, figures that a busy machine hardly moves.
+   */
+  public static long[] processCounters() {
+    var threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+    return new long[] {ProcessCpuClock.nanos(), threads.getTotalThreadAllocatedBytes()};
+  }
+
   /** W3 callee: returns the array it received (a copy decoded on this worker, sent back). */
   public static float[] echo(float[] t) {
     return t;

@@ -51,10 +51,16 @@ public final class W2Worker {
       Map<String, Object> result = new LinkedHashMap<>();
       for (int w : WINDOWS) {
         windowed(agent, warm, w, false);
+        long[] callee0 = agent.rpcSync("worker1", BenchFunctions::processCounters);
+        long[] caller0 = BenchFunctions.processCounters();
         long t0 = System.nanoTime();
         windowed(agent, n, w, TRACE);
         double seconds = (System.nanoTime() - t0) / 1e9;
-        result.put("w" + w, Map.of("calls_per_s", n / seconds));
+        long[] caller = BenchFunctions.processCounters();
+        long[] callee = agent.rpcSync("worker1", BenchFunctions::processCounters);
+        result.put("w" + w, Map.of("calls_per_s", n / seconds,
+            "cpu_us_per_call", (caller[0] - caller0[0] + callee[0] - callee0[0]) / 1e3 / n,
+            "alloc_bytes_per_call", (caller[1] - caller0[1] + callee[1] - callee0[1]) / (double) n));
       }
       if (EXTRA_ROUNDS > 0) {
         long t0 = System.nanoTime();
