@@ -20,6 +20,16 @@ import java.util.Map;
  * into that buffer itself ({@link #directTarget}), so a large frame is not copied at all in user
  * space on its way in.
  *
+ * <p>A frame's first chunk only claims its size. Where the pool's fresh memory is committed as it is
+ * written ({@link LargeBufferPool#isLazy}), the buffer is the whole frame's at once: it costs what
+ * arrives. Elsewhere it is taken in steps as the chunks arrive: first what the chunk brings, then,
+ * whenever a chunk does not fit, twice as much (or the whole frame, if less), the bytes so far
+ * copied over and the outgrown buffer given back. A frame then holds at most twice what has arrived
+ * with the chunk being read (and, while it steps, the outgrown buffer), and costs one more copy of
+ * at most its size, off the lazy path only.
+ * (Steps rather than chunk buffers joined at the end: the frame stays in one buffer, which the socket
+ * reads into and the decoder reads, as on the lazy path.)
+ *
  * <pre>
  *   readFrame(unit)              a whole frame: decoded now
  *   startChunk(header, n)        a chunk of n data bytes begins: they follow, through
@@ -77,15 +87,19 @@ final class FrameAssembler {
                 throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "more than " + MAX_PARTIAL
                         + " chunked frames in progress on one connection");
             }
-            partial = new Partial(pool.acquire(fields.total()));
+            int total = fields.total();
+            partial = new Partial(total, pool.acquire(pool.isLazy(total) ? total : dataBytes));
             partials.put(fields.stream(), partial);
-        } else if (partial.bytes.capacity() != fields.total()) {
+        } else if (partial.total != fields.total()) {
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunk of stream " + fields.stream()
-                    + " says " + fields.total() + " bytes, its first chunk said " + partial.bytes.capacity());
+                    + " says " + fields.total() + " bytes, its first chunk said " + partial.total);
+        }
+        if (dataBytes > partial.total - partial.filled) {
+            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunks of stream " + fields.stream()
+                    + " exceed its " + partial.total + " bytes");
         }
         if (dataBytes > partial.bytes.capacity() - partial.filled) {
-            throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "chunks of stream " + fields.stream()
-                    + " exceed its " + partial.bytes.capacity() + " bytes");
+            grow(partial, dataBytes);
         }
         current = partial;
         currentStream = fields.stream();
@@ -129,11 +143,19 @@ final class FrameAssembler {
         }
         Partial partial = current;
         current = null;
-        if (partial.filled < partial.bytes.capacity()) {
+        if (partial.filled < partial.total) {
             return null;
         }
         partials.remove(currentStream);
         return FrameCodec.decodeOwned(partial.bytes.clear(), shared);
+    }
+
+    /** Moves {@code partial} into a buffer with room for {@code dataBytes} more (see the class comment). */
+    private void grow(Partial partial, int dataBytes) {
+        ByteBuffer outgrown = partial.bytes;
+        long size = Math.max(2L * outgrown.capacity(), (long) partial.filled + dataBytes);
+        partial.bytes = pool.acquire((int) Math.min(size, partial.total)).put(0, outgrown.clear(), 0, partial.filled);
+        pool.takeBack(outgrown);
     }
 
     /** Bytes of incomplete frames held. */
@@ -153,10 +175,14 @@ final class FrameAssembler {
     }
 
     private static final class Partial {
-        final ByteBuffer bytes;
+        /** The frame's size, as its chunks say. */
+        final int total;
+        /** Its bytes so far, at the start of a buffer of {@code total} bytes or, taken in steps, fewer. */
+        ByteBuffer bytes;
         int filled;
 
-        Partial(ByteBuffer bytes) {
+        Partial(int total, ByteBuffer bytes) {
+            this.total = total;
             this.bytes = bytes;
         }
     }

@@ -58,9 +58,12 @@ import java.util.Set;
  * and every message behind the frame would wait for the collection.
  *
  * <p>Fresh memory, regions and those buffers alike, is committed as it is written ({@link
- * LazyMemory}): a range lent for a frame whose chunks have not arrived (a peer that claimed a large
- * frame and stopped) holds address space, not memory, and does not count against the JVM's
- * direct-memory limit, so it cannot make the next frame of another peer fail to find memory.
+ * LazyMemory}) where it can be ({@link #isLazy}): a range lent for a frame whose chunks have not
+ * arrived (a peer that claimed a large frame and stopped) holds address space, not memory, and does
+ * not count against the JVM's direct-memory limit, so it cannot make the next frame of another peer
+ * fail to find memory. Where it cannot (off Linux, or past {@link LazyMemory}'s bound), the
+ * {@link FrameAssembler} asks for a frame's memory in steps as its chunks arrive and {@linkplain
+ * #takeBack gives back} each step it outgrew.
  *
  * <p>This class is thread-safe.
  */
@@ -84,6 +87,8 @@ final class LargeBufferPool {
     private final long collectWorthBytes;
     /** Asks for collections when lent ranges run the pool short. */
     private final MemoryPressure pressure;
+    /** Whether fresh memory may be {@link LazyMemory}'s (else always {@code allocateDirect}'s). */
+    private final boolean lazy;
     private final ReferenceQueue<ByteBuffer> returned = new ReferenceQueue<>();
     // All under this.
     private final List<Region> regions = new ArrayList<>();
@@ -96,9 +101,38 @@ final class LargeBufferPool {
     private long released;
 
     LargeBufferPool(long capacityBytes, MemoryPressure pressure) {
+        this(capacityBytes, pressure, LazyMemory.isLazy());
+    }
+
+    /**
+     * @param lazy false: fresh memory is {@code allocateDirect}'s, committed at once, as it is off
+     *             Linux (so that tests on Linux reach what other platforms run)
+     */
+    LargeBufferPool(long capacityBytes, MemoryPressure pressure, boolean lazy) {
         this.capacityBytes = capacityBytes;
         this.collectWorthBytes = Math.max(MIN_COLLECT_WORTH_BYTES, capacityBytes / 3);
         this.pressure = pressure;
+        this.lazy = lazy;
+    }
+
+    /**
+     * Whether fresh memory of {@code size} bytes, taken now, would be committed only as it is
+     * written: a buffer of that size then costs what is written into it, whatever it was asked for.
+     */
+    boolean isLazy(int size) {
+        return lazy && LazyMemory.wouldMap(size);
+    }
+
+    /**
+     * Takes back at once a buffer it lent that nothing refers to any more (every view of it then
+     * refuses access), where views can be closed ({@link Loans}); else it comes back when
+     * unreachable, as any other.
+     */
+    void takeBack(ByteBuffer carrier) {
+        Loans.Loan loan = Loans.find(carrier);
+        if (loan != null) {
+            loan.release();
+        }
     }
 
     /** A buffer of exactly {@code size} bytes (position 0, limit {@code size}), contents undefined. */
@@ -106,7 +140,7 @@ final class LargeBufferPool {
         int length = rangeSize(size);
         if (capacityBytes < length) {
             fresh++;
-            return LazyMemory.allocate(size);
+            return allocate(size);
         }
         reclaim();
         ByteBuffer carrier = lend(length, size);
@@ -124,11 +158,15 @@ final class LargeBufferPool {
             if (log.isDebugEnabled()) {
                 log.debug("receive buffer pool full of lent ranges: {}", stats());
             }
-            return LazyMemory.allocate(size);
+            return allocate(size);
         }
-        regions.add(new Region(LazyMemory.allocate(newRegion)));
+        regions.add(new Region(allocate(newRegion)));
         regionBytes += newRegion;
         return lend(length, size);
+    }
+
+    private ByteBuffer allocate(int size) {
+        return lazy ? LazyMemory.allocate(size) : ByteBuffer.allocateDirect(size);
     }
 
     /** Bytes of regions held. */

@@ -25,7 +25,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * touching a fresh {@link ByteBuffer#allocateDirect} buffer costs (a page fault per page), without
  * the zeroing pass the JDK makes over the whole buffer first.
  *
- * <p>Off Linux, or where the JVM refuses the native calls, {@link ByteBuffer#allocateDirect}.
+ * <p>Off Linux, where the JVM refuses the native calls, or past the bound on what is mapped,
+ * {@link ByteBuffer#allocateDirect}: committed at once. {@link #wouldMap} says beforehand which of
+ * the two a buffer will be, so that the receiver of a large frame then takes its memory in steps
+ * as the chunks arrive ({@link FrameAssembler}) rather than all of it on the claim.
  *
  * <p>Thread-safe; what is mapped at once is bounded (see {@link #MAPPED}).
  */
@@ -63,9 +66,25 @@ final class LazyMemory {
         return MMAP != null;
     }
 
-    /** A direct buffer of {@code size} bytes, zero until written; its memory is committed as it is written. */
+    /** Bytes mapped and not unmapped yet (diagnostics and tests). */
+    static long mappedBytes() {
+        return MAPPED.get();
+    }
+
+    /**
+     * Whether a buffer of {@code size} bytes taken now would be mapped, committed as it is written
+     * (else {@link #allocate} makes an {@code allocateDirect} one, committed at once).
+     */
+    static boolean wouldMap(long size) {
+        return MMAP != null && size > 0 && MAPPED.get() + size <= MAPPED_LIMIT;
+    }
+
+    /**
+     * A direct buffer of {@code size} bytes, zero until written; its memory is committed as it is
+     * written where {@link #wouldMap} (else at once).
+     */
     static ByteBuffer allocate(int size) {
-        if (MMAP == null || size == 0 || MAPPED.get() + size > MAPPED_LIMIT) {
+        if (!wouldMap(size)) {
             return ByteBuffer.allocateDirect(size);
         }
         try {

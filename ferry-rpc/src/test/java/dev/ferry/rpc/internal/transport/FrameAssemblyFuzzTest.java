@@ -37,7 +37,8 @@ import static org.assertj.core.api.Assertions.fail;
  * {@link FrameAssembler} reassembling chunks into frames), without sockets: streams of small
  * frames and chunked large ones (over {@link Chunks#CHUNK_BYTES}, up to three at once, their chunks
  * interleaved with each other and with small frames in a random order), read in random pieces (a
- * byte to hundreds of kilobytes).
+ * byte to hundreds of kilobytes), into a receive pool whose fresh memory is committed as it is
+ * written or, chosen per try, at once (as off Linux: large frames then grow in steps).
  * <ul>
  *   <li>A valid stream, however it is interleaved and split, delivers every message whole and
  *       exact, and every buffer read is released.</li>
@@ -60,6 +61,9 @@ class FrameAssemblyFuzzTest {
      * messages the tries drop come back to it as a worker's do, by the collections it asks for.
      */
     private static final LargeBufferPool POOL = new LargeBufferPool(32L << 20, new MemoryPressure(true));
+    /** The same, with fresh memory committed at once (as off Linux): large frames are taken in steps. */
+    private static final LargeBufferPool COMMITTED_AT_ONCE =
+            new LargeBufferPool(32L << 20, new MemoryPressure(true), false);
 
     /** Sizes of the large frames' buffers: two chunks (the second of one byte, or of a few thousand), three. */
     private static final int[] LARGE_SIZES = {Chunks.CHUNK_BYTES + 1, Chunks.CHUNK_BYTES + 2_999,
@@ -74,13 +78,13 @@ class FrameAssemblyFuzzTest {
     @Property(shrinking = ShrinkingMode.OFF)
     void aValidStreamDeliversEveryMessageExactlyHoweverItIsSplit(
             @ForAll @IntRange(min = 0, max = 8) int smalls, @ForAll @IntRange(min = 0, max = 3) int larges,
-            @ForAll long seed) {
+            @ForAll long seed, @ForAll boolean committedAtOnce) {
         SplittableRandom random = new SplittableRandom(seed);
         Map<Long, Integer> sizes = new HashMap<>();
         List<Unit> units = stream(smalls, larges, random, sizes);
         ByteBuf stream = concat(units);
         List<InboundMessage> got = new ArrayList<>();
-        EmbeddedChannel channel = channel(got);
+        EmbeddedChannel channel = channel(got, committedAtOnce);
         feed(channel, stream, random);
         assertThat(channel.finishAndReleaseAll()).isFalse();
         assertThat(got).extracting(InboundMessage::id).containsExactlyInAnyOrderElementsOf(sizes.keySet());
@@ -100,7 +104,7 @@ class FrameAssemblyFuzzTest {
     void aDamagedStreamDeliversWellFormedMessagesOrFailsWithAProtocolError(
             @ForAll @IntRange(min = 0, max = 6) int smalls, @ForAll @IntRange(min = 1, max = 3) int larges,
             @ForAll long seed, @ForAll("damages") List<UnaryOperator<List<Unit>>> damages,
-            @ForAll("byteMutations") List<UnaryOperator<byte[]>> bytes) {
+            @ForAll("byteMutations") List<UnaryOperator<byte[]>> bytes, @ForAll boolean committedAtOnce) {
         SplittableRandom random = new SplittableRandom(seed);
         List<Unit> units = stream(smalls, larges, random, new HashMap<>());
         for (UnaryOperator<List<Unit>> damage : damages) {
@@ -112,7 +116,7 @@ class FrameAssemblyFuzzTest {
         }
         ByteBuf stream = Unpooled.wrappedBuffer(whole);
         List<InboundMessage> got = new ArrayList<>();
-        EmbeddedChannel channel = channel(got);
+        EmbeddedChannel channel = channel(got, committedAtOnce);
         long before = THREADS.getCurrentThreadAllocatedBytes();
         try {
             feed(channel, stream, random);
@@ -143,8 +147,8 @@ class FrameAssemblyFuzzTest {
         }
     }
 
-    private static EmbeddedChannel channel(List<InboundMessage> got) {
-        FrameAssembler assembler = new FrameAssembler(TestFrames.MAX, POOL);
+    private static EmbeddedChannel channel(List<InboundMessage> got, boolean committedAtOnce) {
+        FrameAssembler assembler = new FrameAssembler(TestFrames.MAX, committedAtOnce ? COMMITTED_AT_ONCE : POOL);
         return new EmbeddedChannel(new UnitReader(assembler, Chunks.CHUNK_BYTES + Chunks.OVERHEAD, got::add,
                 offer -> { }));
     }
