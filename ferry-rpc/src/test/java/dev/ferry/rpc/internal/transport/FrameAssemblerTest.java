@@ -2,9 +2,11 @@ package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.internal.wire.Chunks;
 import dev.ferry.rpc.internal.wire.InboundMessage;
+import dev.ferry.rpc.internal.wire.Loans;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -92,6 +94,26 @@ class FrameAssemblerTest {
                 throw new AssertionError("byte " + i + " of " + size + " is " + data.get(data.position() + i));
             }
         }
+    }
+
+    /**
+     * Each buffer a frame outgrew goes back to the pool at once, not when a collection finds it: once
+     * the frame is whole, the pool lends only the frame's own range (its message still holds it).
+     */
+    @Test
+    void theBuffersAFrameOutgrewGoBackAtOnce() {
+        assumeTrue(Loans.available(), "views that can be closed need native access");
+        LargeBufferPool pool = new LargeBufferPool(64L << 20, new MemoryPressure(false), false);
+        byte[] frame = TestFrames.frameBytes(1, 9 * CHUNK);
+        FrameAssembler assembler = new FrameAssembler(TestFrames.MAX, pool);
+        InboundMessage message = null;
+        for (int at = 0, chunk = 0; at < frame.length; at += CHUNK, chunk++) {
+            message = feedChunk(assembler, frame, at, Math.min(CHUNK, frame.length - at), chunk % 2 == 0);
+        }
+        assertThat(message).isNotNull();
+        assertThat(pool.lentBytes()).isEqualTo(LargeBufferPool.rangeSize(frame.length));
+        assertThat(pool.stats()).contains("released=4"); // the steps of 1, 2, 4 and 8 MiB
+        pool.clear();
     }
 
     private static int chunkBytes(Cut cut, int chunk) {
