@@ -395,9 +395,8 @@ public final class RRefContext {
      */
     public RpcFuture<Object> fetch(UserState user, Duration timeout) {
         RpcFuture<Object> fetched = host.fetch(user.owner, user.rrefId, timeout);
-        if (user.confirmation.isDone()) {
-            return fetched; // confirmed: toHere() checked that it did not fail
-        }
+        // Also when the confirmation is already done: toHere() checked it before the fetch, but the
+        // creation may have failed in between, and the fetch then waits for it on the owner.
         user.confirmation.thenRun(() -> {
             RpcException failed = user.ownerGone != null ? user.ownerGone : user.creationError;
             if (failed != null) {
