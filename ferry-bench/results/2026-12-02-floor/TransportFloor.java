@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * The floor of W3 (echo of 64 KiB and 1 MiB) and W8 (small calls behind 128 MiB echoes): what the JDK
  * alone reaches on this machine over Unix domain sockets, with blocking channels and one thread per
  * side, no serialization, no framing beyond an 8-byte length. Run: {@code java TransportFloor.java}.
- * Prints one line per measurement: median, p90, p99, max in microseconds.
+ * Prints one line per measurement: median, p90, p99, max in microseconds. {@code -Dmode=} chooses W8's
+ * large loop (2026-12-03): {@code socket} (the default, an echo over the socket), {@code memcpy} (two
+ * 128 MiB copies, as shared memory), each optionally {@code -equals} (plus a 128 MiB compare).
  */
 public final class TransportFloor {
 
@@ -32,9 +34,20 @@ public final class TransportFloor {
             AtomicLong echoes = new AtomicLong();
             Thread loop = Thread.ofPlatform().start(() -> {
                 ByteBuffer big = ByteBuffer.allocateDirect(128 << 20);
+                ByteBuffer sent = ByteBuffer.allocateDirect(128 << 20);
+                ByteBuffer shm = ByteBuffer.allocateDirect(128 << 20);
+                String mode = System.getProperty("mode", "socket");
                 try {
                     while (!stop.get()) {
-                        large.once(big);
+                        if (mode.contains("memcpy")) {
+                            // as shared memory: the sender copies in, the echo copies back out
+                            shm.clear(); shm.put(sent.clear()); big.clear(); big.put(shm.flip());
+                        } else {
+                            large.once(big);
+                        }
+                        if (mode.contains("equals") && big.clear().equals(sent.clear())) {
+                            echoes.incrementAndGet();
+                        }
                         echoes.incrementAndGet();
                     }
                 } catch (IOException e) {

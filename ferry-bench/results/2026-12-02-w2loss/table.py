@@ -7,9 +7,13 @@ METRICS = {
     "w2": [f"w{w}.{m}" for m in ("calls_per_s", "cpu_us_per_call", "alloc_bytes_per_call")
            for w in (1, 8, 64, 256)] + ["w64_steady.calls_per_s"],
     "w1": ["median_us", "p90_us", "p99_us", "calls_per_s"],
+    "w8": [f"{m}.{q}_us" for m in ("sync", "async") for q in ("median", "p90", "p99", "max")]
+          + ["large.GB_per_s"],
+    "w3": [f"{z}.{q}" for z in ("64KiB", "1MiB", "16MiB", "128MiB") for q in ("median_us", "p90_us", "GB_per_s")],
 }
-FILES = {"w2": "w2_async_throughput.json", "w1": "w1_latency.json"}
-HIGHER_BETTER = {"calls_per_s"}
+FILES = {"w2": "w2_async_throughput.json", "w1": "w1_latency.json",
+         "w8": "w8_small_behind_large.json", "w3": "w3_tensor_echo.json"}
+HIGHER_BETTER = {"calls_per_s", "GB_per_s"}
 
 
 def runs(out, side, w):
@@ -36,7 +40,7 @@ def main():
     out, sides = sys.argv[1], sys.argv[2:]
     lo, med, hi = loads(out)
     print(f"1-minute load average at the runs' starts: median {med:.1f} [{lo:.1f} .. {hi:.1f}]\n")
-    for w in ("w2", "w1"):
+    for w in ("w8", "w3", "w2", "w1"):
         data = {s: runs(out, s, w) for s in sides}
         if not all(data.values()):
             continue
