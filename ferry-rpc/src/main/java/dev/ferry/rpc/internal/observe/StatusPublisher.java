@@ -5,12 +5,14 @@ import dev.ferry.rpc.WorkerInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.time.Duration;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -21,6 +23,12 @@ import java.util.concurrent.locks.LockSupport;
  * {@value #IDLE_PERIOD_MILLIS} ms: a POST of a JSON snapshot, from a daemon thread of its own, so a slow
  * or absent page never holds up the agent (a report that fails is logged once and dropped; the next
  * one tries again). The last report, at close, says the agent shut down.
+ *
+ * <p>Reports go through {@link HttpURLConnection} (which keeps the connection alive between them),
+ * not {@code java.net.http.HttpClient}: building an {@code HttpClient} initializes TLS
+ * ({@code SSLContext.getDefault()}) even for a plain {@code http://} page, 0.25–0.55 s of CPU in a
+ * cold JVM, on every worker {@code ferry run} starts; a first POST through {@code HttpURLConnection}
+ * costs ~0.1 s (ferry-bench/results/2026-12-03-demo).
  *
  * <pre>
  *   {"worker":"worker0","rank":0,"worldSize":3,"host":"node1","pid":4242,"state":"RUNNING","timeMs":...,
@@ -41,6 +49,9 @@ public final class StatusPublisher implements AutoCloseable {
      * anyway, to show it is alive: within the page's 5 s before it calls a worker unresponsive.
      */
     static final long IDLE_PERIOD_MILLIS = 2_000;
+    private static final int CONNECT_TIMEOUT_MILLIS = 2_000;
+    private static final int READ_TIMEOUT_MILLIS = 5_000;
+    private static final int MAX_ANSWER_BYTES = 64 * 1024;
     private static final Logger log = LoggerFactory.getLogger(StatusPublisher.class);
 
     private final RpcAgent agent;
@@ -49,7 +60,7 @@ public final class StatusPublisher implements AutoCloseable {
     private final ReportedSeries series;
     private final PeerStats peers = new PeerStats();
     private final AutoCloseable observer;
-    private final HttpClient client;
+    private final URL target;
     private final Thread thread;
     private volatile boolean running = true;
     private boolean failing;
@@ -61,9 +72,11 @@ public final class StatusPublisher implements AutoCloseable {
         this.authToken = authToken;
         this.series = series;
         this.observer = agent.addCallObserver(peers);
-        // HTTP/1.1: a status page is a small local server; no upgrade round to HTTP/2 per connection.
-        this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2)).build();
+        try {
+            this.target = url.toURL();
+        } catch (java.net.MalformedURLException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("not a status page URL: " + url, e);
+        }
         this.thread = Thread.ofPlatform().daemon().name("ferry-status-" + agent.getWorkerInfo().name())
                 .unstarted(this::run);
     }
@@ -97,23 +110,38 @@ public final class StatusPublisher implements AutoCloseable {
     }
 
     private void publish(String json) {
-        HttpRequest.Builder request = HttpRequest.newBuilder(url)
-                .timeout(Duration.ofSeconds(5))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(json));
-        if (authToken != null) {
-            request.header("Authorization", "Bearer " + authToken);
-        }
+        byte[] body = json.getBytes(StandardCharsets.UTF_8);
+        HttpURLConnection connection = null;
         try {
-            HttpResponse<Void> response = client.send(request.build(), HttpResponse.BodyHandlers.discarding());
-            if (response.statusCode() / 100 != 2) {
-                throw new IllegalStateException("HTTP " + response.statusCode());
+            connection = (HttpURLConnection) target.openConnection();
+            connection.setConnectTimeout(CONNECT_TIMEOUT_MILLIS);
+            connection.setReadTimeout(READ_TIMEOUT_MILLIS);
+            connection.setRequestMethod("POST");
+            connection.setDoOutput(true);
+            connection.setFixedLengthStreamingMode(body.length);
+            connection.setRequestProperty("Content-Type", "application/json");
+            if (authToken != null) {
+                connection.setRequestProperty("Authorization", "Bearer " + authToken);
+            }
+            try (OutputStream out = connection.getOutputStream()) {
+                out.write(body);
+            }
+            int status = connection.getResponseCode();
+            // A short answer read to its end lets the connection go back to the JDK's keep-alive
+            // cache; a longer one (a page reports nothing back) is cut off with its connection.
+            try (InputStream in = status / 100 == 2 ? connection.getInputStream() : connection.getErrorStream()) {
+                if (in != null && in.readNBytes(MAX_ANSWER_BYTES).length == MAX_ANSWER_BYTES && in.read() >= 0) {
+                    connection.disconnect();
+                }
+            }
+            if (status / 100 != 2) {
+                throw new IOException("HTTP " + status);
             }
             failing = false;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            running = false;
         } catch (Exception e) {
+            if (connection != null) {
+                connection.disconnect();
+            }
             if (!failing) {
                 log.warn("{}: cannot report to the status page at {}: {}", agent.getWorkerInfo().name(), url, e.toString());
                 failing = true;
@@ -166,6 +194,5 @@ public final class StatusPublisher implements AutoCloseable {
             // removing an observer does not fail
         }
         publish(snapshot(agent.getDebugInfo()));
-        client.close();
     }
 }
