@@ -34,7 +34,11 @@ public class RpcException extends RuntimeException {
         UNAVAILABLE,
         /** User code on the callee threw; see {@link RpcException#remoteClassName()}. */
         REMOTE_ERROR,
-        /** The local agent is not initialized yet, or is already shut down or shutting down. */
+        /**
+         * The local agent is not initialized yet, or is already shut down or shutting down; or a
+         * gather or barrier cannot complete because one of its members began shutdown without
+         * taking part in it.
+         */
         SHUTDOWN,
         /** The agent is not initialized, or {@code initRpc} was called twice. */
         NOT_INITIALIZED,

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.RpcFunction2;
 import dev.ferry.rpc.RpcFunction4;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
@@ -14,10 +15,10 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The all-gather protocol (PyTorch's {@code _all_gather}): every member sends its value to the
@@ -37,6 +38,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * graceful shutdown completes among the survivors. A gather over named workers fails with
  * {@link RpcException.Code#UNAVAILABLE} as soon as one of them is lost.
  *
+ * <p>A member that begins shutdown without having started a gather the others wait in (its program
+ * failed before the gather, say) will never take part, while it waits for them in shutdown's own
+ * gather: that gather fails at once with {@link RpcException.Code#SHUTDOWN}, naming the member,
+ * instead of at its timeout. A leader that waits for members asks each one, soon, to tell it when it
+ * has started the gather or begun shutdown ({@link #watch}); a leader that begins shutdown itself
+ * fails the gathers it leads and has not started. A member that started the gather before it
+ * began shutdown is still waited for: its value is on its way.
+ *
  * <p>Thread-safe.
  */
 final class AllGathers {
@@ -50,6 +59,33 @@ final class AllGathers {
     private static final int KEPT_ANSWERS = 32;
     /** How long a leader waits before it watches the members it still waits for (most come at once). */
     private static final long PROBE_DELAY_NANOS = 200_000_000;
+    /**
+     * Peers' watches of gathers not started here that this worker holds at most: a leader holds one
+     * per member it waits for, so this bounds only what a misbehaving peer could pile up.
+     */
+    private static final int MAX_WATCHES = 4096;
+
+    /** A gather's id: its set of members' key and its number among the gathers over that set. */
+    private record GatherId(String key, long number) {
+        static GatherId parse(String id) {
+            int hash = id.lastIndexOf('#');
+            return new GatherId(id.substring(0, hash), Long.parseLong(id.substring(hash + 1)));
+        }
+
+        /** Shutdown's gathers and the group's first are the agent's own, which no member skips. */
+        boolean isTheAgents() {
+            return key.equals(SHUTDOWN) || key.equals(FIRST);
+        }
+
+        @Override
+        public String toString() {
+            return key + "#" + number;
+        }
+    }
+
+    /** A peer's question: has this worker started gather {@code number} over {@code key}? */
+    private record Watch(String key, long number, CompletableFuture<Boolean> answer) {
+    }
 
     /** One gather in progress on this worker. */
     private static final class State {
@@ -61,10 +97,20 @@ final class AllGathers {
 
     private static final RpcFunction4<String, List<String>, String, Object, RpcFuture<Map<String, Object>>> GATHER =
             SystemCalls::gatherToLeader;
+    private static final RpcFunction2<String, Long, RpcFuture<Boolean>> WATCH = SystemCalls::watchGather;
 
     private final DefaultRpcAgent agent;
-    /** Per set of members (its key), how many gathers over it this worker has started. */
-    private final ConcurrentHashMap<String, AtomicLong> sequences = new ConcurrentHashMap<>();
+    /** Per set of members (its key), how many gathers over it this worker has started; guarded by {@link #watches}. */
+    private final Map<String, Long> sequences = new HashMap<>();
+    /** Peers' watches of gathers this worker has not started yet; guarded by itself. */
+    private final List<Watch> watches = new ArrayList<>();
+    /**
+     * Set, under {@link #watches}, when this worker begins shutdown: it starts no gather but
+     * shutdown's after. Volatile for {@link #contribute}, which reads it outside the lock.
+     */
+    private volatile boolean leaving;
+    /** The gathers this worker takes part in now, by id (its debug info). */
+    private final Set<String> inProgress = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<String, State> states = new ConcurrentHashMap<>();
     /** The last gathers led here, by id, for late followers; guarded by itself. */
     private final Map<String, Map<String, Object>> answered = new LinkedHashMap<>() {
@@ -122,15 +168,16 @@ final class AllGathers {
     private Map<String, Object> gather(String key, List<WorkerInfo> named, Object value, Duration timeout) {
         WorkerDirectory directory = agent.directory();
         List<String> members = named == null ? List.of() : names(named);
-        String id = key + "#" + sequences.computeIfAbsent(key, k -> new AtomicLong()).getAndIncrement();
+        String id = start(key).toString();
         WorkerInfo self = directory.self();
         long deadline = timeout.isZero() ? 0 : System.nanoTime() + timeout.toNanos();
+        inProgress.add(id);
         try {
             while (true) {
                 WorkerInfo leader = members.isEmpty() ? firstLive(directory) : named.get(0);
                 if (self.equals(leader)) {
                     contribute(id, members, self.name(), value);
-                    probeLater(id);
+                    probeLater(id, deadline, timeout);
                     return await(RpcFuture.fromCompletionStage(state(id).complete), deadline, timeout, id,
                             "values from every member");
                 }
@@ -149,13 +196,103 @@ final class AllGathers {
             }
         } finally {
             states.remove(id);
+            inProgress.remove(id);
         }
+    }
+
+    /**
+     * Numbers this worker's next gather over {@code key} and answers the peers that watched for it;
+     * refused once this worker began shutdown, but for shutdown's own gathers.
+     */
+    private GatherId start(String key) {
+        List<Watch> told = new ArrayList<>();
+        GatherId id;
+        synchronized (watches) {
+            if (leaving && !key.equals(SHUTDOWN)) {
+                throw new RpcException(RpcException.Code.SHUTDOWN, agent.directory().self().name()
+                        + " is shutting down: it starts no more gathers or barriers");
+            }
+            long number = sequences.merge(key, 1L, Long::sum) - 1;
+            id = new GatherId(key, number);
+            for (var it = watches.iterator(); it.hasNext(); ) {
+                Watch watch = it.next();
+                if (watch.key.equals(key) && watch.number <= number) {
+                    told.add(watch);
+                    it.remove();
+                }
+            }
+        }
+        told.forEach(watch -> watch.answer.complete(true));
+        return id;
+    }
+
+    /** Whether this worker has started gather {@code id}. */
+    private boolean started(GatherId id) {
+        synchronized (watches) {
+            return sequences.getOrDefault(id.key, 0L) > id.number;
+        }
+    }
+
+    /**
+     * On a member, for the leader of gather {@code number} over {@code key}: true once this worker
+     * has started it (its value is on its way), false if it began shutdown first (it never will).
+     */
+    RpcFuture<Boolean> watch(String key, long number) {
+        GatherId id = new GatherId(key, number);
+        synchronized (watches) {
+            if (started(id)) {
+                return RpcFuture.completed(Boolean.TRUE);
+            }
+            if (leaving) {
+                return RpcFuture.completed(Boolean.FALSE);
+            }
+            if (watches.size() >= MAX_WATCHES) {
+                throw new RpcException(RpcException.Code.ILLEGAL_STATE, agent.directory().self().name()
+                        + " already holds " + MAX_WATCHES + " watches of gathers it has not started");
+            }
+            Watch watch = new Watch(key, number, new CompletableFuture<>());
+            watches.add(watch);
+            return RpcFuture.fromCompletionStage(watch.answer);
+        }
+    }
+
+    /**
+     * This worker begins shutdown: it will take part in no gather it has not started, so the peers
+     * watching for one are told, and the gathers it leads and has not started fail.
+     */
+    void leaving() {
+        List<Watch> told;
+        synchronized (watches) {
+            leaving = true;
+            told = new ArrayList<>(watches);
+            watches.clear();
+        }
+        told.forEach(watch -> watch.answer.complete(false));
+        states.forEach(this::failIfNeverStartedHere);
+    }
+
+    /** On a leader that began shutdown: fails gather {@code id} if it will never take part in it. */
+    private void failIfNeverStartedHere(String id, State state) {
+        GatherId gather = GatherId.parse(id);
+        if (!gather.isTheAgents() && !started(gather)) {
+            state.complete.completeExceptionally(leftWithout(agent.directory().self().name(), id));
+        }
+    }
+
+    private static RpcException leftWithout(String member, String id) {
+        return new RpcException(RpcException.Code.SHUTDOWN, "allGather " + id + " cannot complete: its member "
+                + member + " began shutdown without taking part (did its program fail or return before the gather?)");
+    }
+
+    /** The gathers this worker takes part in now, by id, in order (debug info). */
+    String inProgress() {
+        return String.join(" ", new TreeSet<>(inProgress));
     }
 
     /** The map in a leader's answer: an asynchronous function's value arrives as a completed future. */
     @SuppressWarnings("unchecked")
     private static Map<String, Object> asMap(Object answer) {
-        return (Map<String, Object>) (answer instanceof RpcFuture<?> future ? future.value() : answer);
+        return (Map<String, Object>) unwrap(answer);
     }
 
     /** The lowest-ranked worker of the group that is not lost (this one, at worst). */
@@ -207,6 +344,9 @@ final class AllGathers {
         }
         State state = state(id);
         state.members = members.isEmpty() ? null : members;
+        if (leaving) { // after the state is in states: leaving() fails it, or this does
+            failIfNeverStartedHere(id, state);
+        }
         synchronized (state) {
             if (state.gathered.containsKey(name)) {
                 throw new RpcException(RpcException.Code.ILLEGAL_STATE, name + " reported gather " + id + " twice");
@@ -218,11 +358,13 @@ final class AllGathers {
     }
 
     /**
-     * Soon, if gather {@code id} still waits for members this worker has no connection to, starts
-     * watching them, so that it learns of their loss (a member that never connected to the leader
-     * and died or hangs would otherwise be waited for until the timeout).
+     * Soon, if gather {@code id} still waits for members, watches them: asks each to say when it has
+     * started the gather or begun shutdown (then the gather fails: it never will take part), and
+     * watches the liveness of those this worker has no connection to, so that it learns of their
+     * loss (a member that never connected to the leader and died or hangs would otherwise be waited
+     * for until the timeout).
      */
-    private void probeLater(String id) {
+    private void probeLater(String id, long deadline, Duration timeout) {
         agent.schedule(() -> {
             State state = states.get(id);
             if (state == null || state.complete.isDone()) {
@@ -238,7 +380,26 @@ final class AllGathers {
                 }
             }
             agent.liveness().probe(missing);
+            GatherId gather = GatherId.parse(id);
+            if (gather.isTheAgents() || (deadline != 0 && deadline - System.nanoTime() <= 0)) {
+                return;
+            }
+            for (WorkerInfo member : missing) {
+                agent.invokeSystem(member, WATCH, new Object[] {gather.key, gather.number}, left(deadline, timeout, id))
+                        .addDoneCallback(answer -> {
+                            // A failed watch (the member lost, the gather's time up) is the
+                            // liveness watch's or the timeout's to report.
+                            if (!answer.failed() && Boolean.FALSE.equals(unwrap(answer.value()))) {
+                                state.complete.completeExceptionally(leftWithout(member.name(), id));
+                            }
+                        });
+            }
         }, PROBE_DELAY_NANOS);
+    }
+
+    /** An answer as sent: an asynchronous function's value arrives as a completed future. */
+    private static Object unwrap(Object answer) {
+        return answer instanceof RpcFuture<?> future ? future.value() : answer;
     }
 
     /** A peer was lost: gathers led here stop waiting for it, or fail if they named it. */
@@ -284,8 +445,9 @@ final class AllGathers {
         return live;
     }
 
-    /** Fails every gather in progress (on shutdown). */
+    /** Fails every gather in progress (on shutdown): it takes part in none after. */
     void failAll(RpcException error) {
+        leaving();
         states.values().forEach(state -> state.complete.completeExceptionally(error));
     }
 

@@ -860,6 +860,9 @@ public final class DefaultRpcAgent implements RpcAgent {
         }
         RuntimeException failure = null;
         if (graceful) {
+            // No gather but shutdown's from here on: peers waiting in one this worker has not
+            // started learn it now, not at their timeout.
+            allGathers.leaving();
             try {
                 if (dynamic) {
                     new Departure(this, pending, incoming, timeout).run();
@@ -966,6 +969,7 @@ public final class DefaultRpcAgent implements RpcAgent {
         liveness.lost().forEach((peer, why) -> lost.append(lost.isEmpty() ? "" : "; ").append(peer).append(": ").append(why));
         info.put("agent.lost_peers", lost.toString());
         info.put("agent.shutdown.missing", shutdownMissing);
+        info.put("agent.gathers_in_progress", allGathers.inProgress());
         info.put("agent.read_pauses", Long.toString(throttle.pauses()));
         counters.putInto(info);
         if (connections != null) {

@@ -36,6 +36,15 @@ public final class SystemCalls {
         return agent().allGathers().contribute(id, members, name, value);
     }
 
+    /**
+     * Runs on a member the leader of gather {@code number} over {@code key} waits for: true once it
+     * has started that gather, false if it began shutdown first.
+     */
+    @AsyncExecution
+    static RpcFuture<Boolean> watchGather(String key, long number) {
+        return agent().allGathers().watch(key, number);
+    }
+
     /** Runs on every member: {@code name}'s incarnation {@code incarnation} leaves the group. */
     static Boolean memberLeft(String name, long incarnation) {
         agent().departed(name, incarnation);
