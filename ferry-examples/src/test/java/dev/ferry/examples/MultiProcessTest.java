@@ -107,4 +107,22 @@ class MultiProcessTest {
         assertThat(lines).anyMatch(l -> l.startsWith("0|RESULT missing worker2"));
         assertThat(lines).anyMatch(l -> l.startsWith("1|RESULT missing worker2"));
     }
+
+    @Test
+    void aProgramThatFailsBeforeAGatherEndsTheGroupNamingItsError() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(FailBeforeGatherMain.class.getName(), 3, lines);
+        String transcript = result.summary() + "\n" + String.join("\n", lines);
+
+        assertThat(result.outcome()).as(transcript).isEqualTo(GroupResult.Outcome.FAILED);
+        // Well before the gather's 60 s timeout: worker1 told the others it left without taking part.
+        assertThat(result.elapsed()).as(transcript).isLessThan(java.time.Duration.ofSeconds(45));
+        assertThat(lines).noneMatch(l -> l.contains("RESULT gathered"));
+        assertThat(result.summary()).as(transcript)
+                .contains("java.lang.IllegalStateException: worker1 cannot read its shard");
+        assertThat(lines).as(transcript).anyMatch(l -> (l.startsWith("0|") || l.startsWith("2|"))
+                && l.contains("began shutdown without taking part"));
+        // The gather's leader answers each refused member without a warning of its own per member.
+        assertThat(lines).as(transcript).noneMatch(l -> l.contains("failed running request"));
+    }
 }

@@ -14,8 +14,9 @@ import java.util.stream.Collectors;
  * GroupResult result = group.awaitCompletion(Duration.ofMinutes(5));
  * if (!result.succeeded()) {
  *   System.err.println(result.summary());
- *   // rank 1 (pid 4242) failed with exit code 3 after 0.81 s; stopped ranks 0, 2
+ *   // rank 1 (pid 4242) failed with exit code 1 after 0.81 s; stopped ranks 0, 2
  *   //   rank 0 (pid 4241): exit code 143 after 0.95 s (stopped by the launcher)
+ *   //   rank 1 (pid 4242): exit code 1 after 0.81 s: java.lang.IllegalStateException: no shard
  *   //   ...
  * }
  * </pre>
@@ -73,18 +74,30 @@ public final class GroupResult {
     return elapsed;
   }
 
-  /** The first line of {@link #summary()}. */
+  /**
+   * The first line of {@link #summary()}. When several ranks failed on their own it names them all
+   * and which exited first: that one is not necessarily the cause (its program may have failed
+   * because another's did), so the summary's lines show each one's error.
+   */
   public String headline() {
-    String stopped = workers.stream().filter(WorkerResult::stoppedByLauncher)
-        .map(w -> Integer.toString(w.rank())).collect(Collectors.joining(", "));
+    String stopped = ranks(workers.stream().filter(WorkerResult::stoppedByLauncher).toList());
     String stoppedPart = stopped.isEmpty() ? "" : "; stopped ranks " + stopped;
+    List<WorkerResult> failed = workers.stream().filter(WorkerResult::failedOnItsOwn).toList();
     return switch (outcome) {
       case SUCCEEDED -> "all " + workers.size() + " workers exited with code 0 in " + Elapsed.format(elapsed);
-      case FAILED -> "rank " + failure.rank() + " (pid " + failure.pid() + ") failed with exit code "
-          + failure.exitCode() + " after " + Elapsed.format(failure.elapsed()) + stoppedPart;
+      case FAILED -> failed.size() <= 1
+          ? "rank " + failure.rank() + " (pid " + failure.pid() + ") failed with exit code "
+              + failure.exitCode() + " after " + Elapsed.format(failure.elapsed()) + stoppedPart
+          : "ranks " + ranks(failed) + " failed; the first to exit was rank " + failure.rank() + " (pid "
+              + failure.pid() + "), with exit code " + failure.exitCode() + " after "
+              + Elapsed.format(failure.elapsed()) + stoppedPart;
       case TIMED_OUT -> "timed out after " + Elapsed.format(elapsed) + stoppedPart;
       case TERMINATED -> "terminated after " + Elapsed.format(elapsed) + stoppedPart;
     };
+  }
+
+  private static String ranks(List<WorkerResult> results) {
+    return results.stream().map(w -> Integer.toString(w.rank())).collect(Collectors.joining(", "));
   }
 
   /** A headline plus one indented line per rank, for reports. */

@@ -161,7 +161,7 @@ public final class MultiNodeRun implements AutoCloseable {
           WorkerResult failure = result.failure().orElseThrow();
           int code = failure.exitCode() >= 1 && failure.exitCode() <= 255 ? failure.exitCode() : 1;
           yield rendezvous.failed(plan, code, placement.label(failure.rank()) + " (pid " + failure.pid()
-              + ") failed with exit code " + failure.exitCode());
+              + ") failed with exit code " + failure.exitCode() + failure.error().map(e -> ": " + e).orElse(""));
         }
         case TIMED_OUT -> rendezvous.failed(plan, EXIT_TIMEOUT, label(plan) + " timed out after "
             + Elapsed.format(timeout));

@@ -19,6 +19,7 @@ final class Worker {
   private final long groupStartNanos;
   private final List<LinePump> pumps = new ArrayList<>();
   private final CompletableFuture<Worker> exited = new CompletableFuture<>();
+  private final MainThreadError mainThreadError = new MainThreadError();
   private volatile boolean stopRequested;
   private volatile long exitNanos;
 
@@ -38,7 +39,12 @@ final class Worker {
       worker.pumps.add(LinePump.start(rank, WorkerStream.STDOUT, process.getInputStream(), spec.outputCharset(), spec.sink()));
     }
     if (spec.stderr() == OutputMode.FORWARD) {
-      worker.pumps.add(LinePump.start(rank, WorkerStream.STDERR, process.getErrorStream(), spec.outputCharset(), spec.sink()));
+      LineSink sink = spec.sink();
+      LineSink observed = (r, stream, line) -> {
+        worker.mainThreadError.observe(line);
+        sink.accept(r, stream, line);
+      };
+      worker.pumps.add(LinePump.start(rank, WorkerStream.STDERR, process.getErrorStream(), spec.outputCharset(), observed));
     }
     if (!spec.pipeStdin()) {
       worker.closeStdin();
@@ -53,7 +59,7 @@ final class Worker {
     exitNanos = System.nanoTime();
     Duration elapsed = Elapsed.since(groupStartNanos, exitNanos);
     int code = process.exitValue();
-    if (stopRequested) {
+    if (stopRequested && endedBySignal(code)) {
       log.info("rank {} (pid {}) stopped, exit code {}, after {}", rank, process.pid(), code, Elapsed.format(elapsed));
     } else if (code == 0) {
       log.info("rank {} (pid {}) exited with code 0 after {}", rank, process.pid(), Elapsed.format(elapsed));
@@ -100,14 +106,27 @@ final class Worker {
     return process.exitValue();
   }
 
-  /** The result, or a {@link WorkerResult#NOT_EXITED} result if the process is somehow still alive. */
+  /**
+   * The result, or a {@link WorkerResult#NOT_EXITED} result if the process is somehow still alive.
+   * Call it once the output has drained ({@link #awaitOutput}), so that the main thread's error is in.
+   */
   WorkerResult result() {
     if (!hasExited()) {
       return new WorkerResult(rank, process.pid(), WorkerResult.NOT_EXITED,
-          Elapsed.since(groupStartNanos, System.nanoTime()), stopRequested);
+          Elapsed.since(groupStartNanos, System.nanoTime()), stopRequested, mainThreadError.error());
     }
-    return new WorkerResult(rank, process.pid(), process.exitValue(),
-        Elapsed.since(groupStartNanos, exitNanos), stopRequested);
+    int code = process.exitValue();
+    return new WorkerResult(rank, process.pid(), code, Elapsed.since(groupStartNanos, exitNanos),
+        stopRequested && endedBySignal(code), mainThreadError.error());
+  }
+
+  /**
+   * Whether an exit code is what the launcher's SIGTERM or SIGKILL makes of a JVM. A worker that
+   * was signalled but exits with another code was already exiting on its own (a JVM in shutdown
+   * ignores SIGTERM and keeps the code it was exiting with), so its code is a cause, not a consequence.
+   */
+  private static boolean endedBySignal(int code) {
+    return code == 128 + 15 || code == 128 + 9;
   }
 
   /** Waits, up to the deadline, for forwarded output to be fully delivered. */

@@ -1,6 +1,7 @@
 package dev.ferry.cli.launch;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * How one worker ended.
@@ -17,11 +18,16 @@ import java.time.Duration;
  * @param exitCode the process exit code ({@code 128+n} when killed by signal {@code n} on Unix),
  *     or {@link #NOT_EXITED} if the worker could not be stopped at all
  * @param elapsed time from the start of the group to the worker's exit
- * @param stoppedByLauncher whether the worker was still running when the launcher stopped it
- *     (because another rank failed, the group timed out or was closed), so its exit code is a
- *     consequence, not a cause
+ * @param stoppedByLauncher whether the launcher's signal ended the worker (because another rank
+ *     failed, the group timed out or was closed), so its exit code is a consequence, not a cause; a
+ *     worker that was signalled while already exiting with a code of its own counts as failed on
+ *     its own
+ * @param mainThreadError the exception that ended the program's main thread, as the JVM printed it
+ *     on the worker's stderr without {@code Exception in thread "main" }, or null if none was seen
+ *     (stderr not {@link OutputMode#FORWARD forwarded}, or the program ended otherwise)
  */
-public record WorkerResult(int rank, long pid, int exitCode, Duration elapsed, boolean stoppedByLauncher) {
+public record WorkerResult(int rank, long pid, int exitCode, Duration elapsed, boolean stoppedByLauncher,
+    String mainThreadError) {
 
   /** {@link #exitCode()} of a worker that survived even SIGKILL (e.g. stuck in the kernel). */
   public static final int NOT_EXITED = -1;
@@ -31,10 +37,24 @@ public record WorkerResult(int rank, long pid, int exitCode, Duration elapsed, b
     return exitCode == 0;
   }
 
-  /** One line such as {@code rank 1 (pid 4242): exit code 3 after 0.81 s}. */
+  /** Whether the worker exited with a non-zero code that the launcher's signal did not cause. */
+  public boolean failedOnItsOwn() {
+    return exitCode != 0 && exitCode != NOT_EXITED && !stoppedByLauncher;
+  }
+
+  /** {@link #mainThreadError()}, if the JVM printed one. */
+  public Optional<String> error() {
+    return Optional.ofNullable(mainThreadError);
+  }
+
+  /**
+   * One line such as {@code rank 1 (pid 4242): exit code 1 after 0.81 s: java.lang.IllegalStateException:
+   * no shard}, the error shown when the worker failed on its own and the JVM printed one.
+   */
   public String describe() {
     String end = exitCode == NOT_EXITED ? "still running" : "exit code " + exitCode;
+    String error = failedOnItsOwn() && mainThreadError != null ? ": " + mainThreadError : "";
     return "rank " + rank + " (pid " + pid + "): " + end + " after " + Elapsed.format(elapsed)
-        + (stoppedByLauncher ? " (stopped by the launcher)" : "");
+        + (stoppedByLauncher ? " (stopped by the launcher)" : "") + error;
   }
 }

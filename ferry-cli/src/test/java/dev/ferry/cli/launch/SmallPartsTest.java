@@ -28,6 +28,20 @@ class SmallPartsTest {
   }
 
   @Test
+  void theMainThreadsErrorIsTheFirstSuchLineCutToOneSummaryLine() {
+    MainThreadError error = new MainThreadError();
+    error.observe("Exception in thread \"ferry-callbacks\" java.lang.RuntimeException: not main");
+    error.observe("[0] Exception in thread \"main\" prefixed lines are someone else's");
+    assertThat(error.error()).isNull();
+
+    error.observe("Exception in thread \"main\" java.lang.IllegalStateException: " + "x".repeat(500));
+    error.observe("Exception in thread \"main\" java.lang.Error: a second one");
+
+    assertThat(error.error()).hasSize(MainThreadError.MAX_LENGTH).startsWith("java.lang.IllegalStateException: xxx")
+        .endsWith("x…");
+  }
+
+  @Test
   void smallMachinesGetASecondC2CompilerThread() {
     assertThat(JvmFlags.forProcessors(1)).containsExactly("-XX:CICompilerCount=3");
     assertThat(JvmFlags.forProcessors(2)).containsExactly("-XX:CICompilerCount=3");

@@ -8,6 +8,7 @@ import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import dev.ferry.cli.testworkers.StdinEcho;
+import dev.ferry.cli.testworkers.ThrowTogether;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -20,6 +21,7 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Starts real worker JVMs; every test ends with no worker process left alive. */
 @Timeout(60)
@@ -156,6 +158,35 @@ class WorkerGroupTest {
     // SIGTERM is enough for a worker that does not resist, so no grace period is spent.
     assertThat(result.elapsed()).isLessThan(Duration.ofSeconds(15));
     assertThat(sink.lines(1, WorkerStream.STDERR)).contains("rank 1 failing on purpose");
+  }
+
+  @Test
+  void ranksThatFailTogetherAreAllReportedWithTheirErrors(@TempDir Path markers) throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(ThrowTogether.class, 3, markers.toString(), "1", "2")
+        .sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.FAILED);
+    WorkerResult first = result.failure().orElseThrow();
+    assertThat(first.rank()).isIn(1, 2);
+    // The one that exited second was signalled while already exiting: it still counts as failed.
+    for (int rank : new int[] {1, 2}) {
+      WorkerResult worker = result.workers().get(rank);
+      assertThat(worker.failedOnItsOwn()).as(worker.describe()).isTrue();
+      assertThat(worker.exitCode()).isEqualTo(1);
+      assertThat(worker.error()).contains("java.lang.IllegalStateException: rank " + rank + " cannot go on");
+      assertThat(result.summary()).contains(worker.describe());
+      assertThat(worker.describe()).endsWith("exit code 1 after " + Elapsed.format(worker.elapsed())
+          + ": java.lang.IllegalStateException: rank " + rank + " cannot go on");
+    }
+    WorkerResult sleeper = result.workers().get(0);
+    assertThat(sleeper.stoppedByLauncher()).isTrue();
+    assertThat(sleeper.exitCode()).isEqualTo(128 + 15);
+    assertThat(sleeper.error()).isEmpty();
+    assertThat(result.headline()).isEqualTo("ranks 1, 2 failed; the first to exit was rank " + first.rank()
+        + " (pid " + first.pid() + "), with exit code 1 after " + Elapsed.format(first.elapsed())
+        + "; stopped ranks 0");
   }
 
   @Test

@@ -722,6 +722,11 @@ final class IncomingCalls {
             // What a peer may send at will: logged within bounds.
             refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
                     info.caller().name(), IntactText.of(failure.getMessage()));
+        } else if (system && failure instanceof RpcException) {
+            // Ferry's own protocol answering as designed (say, a gather that cannot complete because a
+            // member left): the caller acts on it, and a leader refusing 63 members must not log 63 lines.
+            log.debug("{}: request #{} ({}) from {} answered with {}", self.name(), info.callId(), info.function(),
+                    info.caller().name(), IntactText.of(failure.toString()));
         } else {
             // One line: the error goes back to the caller whole; its stack trace here only when asked for.
             log.warn("{} failed running request #{} ({}) from {}: {}: {}", self.name(), info.callId(), info.function(),
