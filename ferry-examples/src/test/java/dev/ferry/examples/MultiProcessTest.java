@@ -37,6 +37,7 @@ class MultiProcessTest {
         assertThat(lines).anyMatch(l -> l.contains("nested") && l.contains("hops=2"));
         assertThat(lines).anyMatch(l -> l.contains("async    -> 42"));
         assertThat(lines).anyMatch(l -> l.contains("java.lang.ArithmeticException on worker2"));
+        assertThat(lines).noneMatch(l -> l.contains("the JVM exits with"));
         for (int rank = 0; rank < 3; rank++) {
             String prefix = rank + "|";
             assertThat(lines).anyMatch(l -> l.startsWith(prefix) && l.contains("{worker2=20, worker0=0, worker1=10}"));
@@ -124,5 +125,21 @@ class MultiProcessTest {
                 && l.contains("began shutdown without taking part"));
         // The gather's leader answers each refused member without a warning of its own per member.
         assertThat(lines).as(transcript).noneMatch(l -> l.contains("failed running request"));
+    }
+
+    @Test
+    void aWorkerWhoseMainEndsWithoutShutdownSaysSoAsItLeaves() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(ForgottenShutdownMain.class.getName(), 3, lines);
+        String transcript = result.summary() + "\n" + String.join("\n", lines);
+
+        assertThat(result.succeeded()).as(transcript).isTrue();
+        assertThat(lines).as(transcript).contains("1|RESULT worker1 returns from main");
+        assertThat(lines).as(transcript).anyMatch(l -> l.startsWith("1|") && l.contains("WARN")
+                && l.contains("worker1: the JVM exits with this worker's RPC agent still running, and the thread that"
+                        + " started it (main) has ended without shutting it down"));
+        // Neither the graceful worker nor the one that called System.exit is warned about.
+        assertThat(lines).as(transcript).noneMatch(l -> (l.startsWith("0|") || l.startsWith("2|"))
+                && l.contains("the JVM exits with"));
     }
 }

@@ -245,6 +245,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             }
             agent.mbean = AgentMBean.register(self.name(), agent::getDebugInfo, options.jmx());
             agent.startStatusReports(worldSize);
+            AgentsAtExit.started(agent);
             return agent;
         } catch (RuntimeException | Error e) {
             agent.closeLocally(false, new RpcException(RpcException.Code.SHUTDOWN, "initialization failed"));
@@ -858,6 +859,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             }
             state = State.SHUTTING_DOWN;
         }
+        AgentsAtExit.stopped(this);
         RuntimeException failure = null;
         if (graceful) {
             // No gather but shutdown's from here on: peers waiting in one this worker has not
