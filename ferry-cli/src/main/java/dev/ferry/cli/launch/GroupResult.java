@@ -41,12 +41,15 @@ public final class GroupResult {
   private final List<WorkerResult> workers;
   private final WorkerResult failure;
   private final Duration elapsed;
+  private final List<WorkerResult> replaced;
 
-  GroupResult(Outcome outcome, List<WorkerResult> workers, WorkerResult failure, Duration elapsed) {
+  GroupResult(Outcome outcome, List<WorkerResult> workers, WorkerResult failure, Duration elapsed,
+      List<WorkerResult> replaced) {
     this.outcome = Objects.requireNonNull(outcome, "outcome");
     this.workers = List.copyOf(workers);
     this.failure = failure;
     this.elapsed = Objects.requireNonNull(elapsed, "elapsed");
+    this.replaced = List.copyOf(replaced);
   }
 
   /** Why the group ended. */
@@ -62,6 +65,15 @@ public final class GroupResult {
   /** Results by rank: {@code workers().get(r).rank() == r}. */
   public List<WorkerResult> workers() {
     return workers;
+  }
+
+  /**
+   * The processes of {@code rank} that failed and were started again ({@link
+   * WorkerGroupSpec#workerRestarts() worker restarts}), first one first; {@link #workers()} holds
+   * the last. Empty without restarts.
+   */
+  public List<WorkerResult> earlierAttempts(int rank) {
+    return replaced.stream().filter(w -> w.rank() == rank).toList();
   }
 
   /** The first worker that exited with a non-zero code on its own; present iff {@link Outcome#FAILED}. */
@@ -100,9 +112,15 @@ public final class GroupResult {
     return results.stream().map(w -> Integer.toString(w.rank())).collect(Collectors.joining(", "));
   }
 
-  /** A headline plus one indented line per rank, for reports. */
+  /**
+   * A headline plus one indented line per rank, for reports, each followed by its {@link
+   * #earlierAttempts earlier attempts}: when every rank failed at once and was started again, the
+   * cause is in the first attempts, and the last ones only say that their world had ended.
+   */
   public String summary() {
-    return headline() + workers.stream().map(w -> System.lineSeparator() + "  " + w.describe())
+    String nl = System.lineSeparator();
+    return headline() + workers.stream().map(w -> nl + "  " + w.describe() + earlierAttempts(w.rank()).stream()
+        .map(before -> nl + "    started again after: " + before.describe()).collect(Collectors.joining()))
         .collect(Collectors.joining());
   }
 

@@ -174,8 +174,10 @@ public final class WorkerGroup implements AutoCloseable {
         return false;
       }
       restarts[rank]++;
-      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), the others"
-          + " run on", rank, failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts());
+      boolean othersRun = workers.stream().anyMatch(w -> w != failed && !w.hasExited());
+      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), {}", rank,
+          failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts(),
+          othersRun ? "the others run on" : "no other rank is running");
       Worker again;
       try {
         again = launch(rank);
@@ -349,8 +351,12 @@ public final class WorkerGroup implements AutoCloseable {
         outcome = closed ? GroupResult.Outcome.TERMINATED : GroupResult.Outcome.SUCCEEDED;
       }
       awaitOutput();
+      List<WorkerResult> earlier;
+      synchronized (lock) {
+        earlier = replaced.stream().map(Worker::result).toList();
+      }
       result = new GroupResult(outcome, workers.stream().map(Worker::result).toList(),
-          failure == null ? null : failure.result(), Elapsed.since(startNanos, endNanos));
+          failure == null ? null : failure.result(), Elapsed.since(startNanos, endNanos), earlier);
       finishAotTraining(outcome == GroupResult.Outcome.SUCCEEDED);
       // The caller reports the outcome (the CLI prints result.summary()); logging it too would say it twice.
       log.debug("{}", result.headline());

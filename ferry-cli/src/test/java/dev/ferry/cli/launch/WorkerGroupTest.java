@@ -8,6 +8,7 @@ import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import dev.ferry.cli.testworkers.StdinEcho;
+import dev.ferry.cli.testworkers.ThrowEveryAttempt;
 import dev.ferry.cli.testworkers.ThrowTogether;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -187,6 +188,25 @@ class WorkerGroupTest {
     assertThat(result.headline()).isEqualTo("ranks 1, 2 failed; the first to exit was rank " + first.rank()
         + " (pid " + first.pid() + "), with exit code 1 after " + Elapsed.format(first.elapsed())
         + "; stopped ranks 0");
+  }
+
+  @Test
+  void aRankStartedAgainKeepsItsEarlierAttemptsInTheSummary(@TempDir Path attempts) throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(ThrowEveryAttempt.class, 2, attempts.toString(), "1")
+        .workerRestarts(1).sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.FAILED);
+    WorkerResult last = result.workers().get(1);
+    assertThat(last.error()).contains("java.lang.IllegalStateException: rank 1 attempt 2");
+    assertThat(result.earlierAttempts(1)).singleElement().satisfies(first -> {
+      assertThat(first.error()).contains("java.lang.IllegalStateException: rank 1 attempt 1");
+      assertThat(first.pid()).isNotEqualTo(last.pid());
+      assertThat(result.summary()).contains("  " + last.describe() + System.lineSeparator()
+          + "    started again after: " + first.describe());
+    });
+    assertThat(result.earlierAttempts(0)).isEmpty();
   }
 
   @Test
