@@ -21,6 +21,7 @@ import dev.ferry.rpc.internal.concurrent.CallbackQueue;
 import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.concurrent.ManagedBlocking;
 import dev.ferry.rpc.internal.concurrent.NonBlockingThreads;
+import dev.ferry.rpc.internal.text.Durations;
 
 /**
  * The result of an asynchronous call: PyTorch's {@code torch.futures.Future} for the JVM. Returned
@@ -280,7 +281,8 @@ public final class RpcFuture<T> {
             } catch (InterruptedException e) {
                 throw interrupted(e);
             } catch (TimeoutException e) {
-                throw new RpcException(RpcException.Code.TIMEOUT, "Future did not complete within " + timeout);
+                throw new RpcException(RpcException.Code.TIMEOUT,
+                        "Future did not complete within " + Durations.describe(timeout));
             } catch (ExecutionException e) {
                 throw new RpcException(RpcException.Code.INTERNAL, "Future state failed unexpectedly", e);
             } finally {

@@ -169,7 +169,8 @@ class InitRpcTest {
         for (Object result : results) {
             assertThat(result).isInstanceOfSatisfying(RpcException.class, e -> {
                 assertThat(e.code()).isEqualTo(RpcException.Code.RENDEZVOUS_FAILED);
-                assertThat(e).hasMessageContaining("ranks [1, 3] never arrived");
+                assertThat(e).hasMessageContaining("rendezvous of 4 workers did not complete within 1 s: ranks [1, 3]"
+                        + " never arrived");
             });
         }
     }

@@ -4,6 +4,7 @@ import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFunction2;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.text.Durations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,7 +92,8 @@ final class Departure {
 
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, agent.getWorkerInfo().name() + " did not leave the group"
-                + " within " + timeout + " (still busy here: " + pending.userCalls() + " calls awaiting answers, "
+                + " within " + Durations.describe(timeout) + " (still busy here: " + pending.userCalls()
+                + " calls awaiting answers, "
                 + incoming.active() + " requests running)");
     }
 }

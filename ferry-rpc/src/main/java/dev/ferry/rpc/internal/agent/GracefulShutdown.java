@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.text.Durations;
 
 import java.time.Duration;
 import java.util.Map;
@@ -104,7 +105,7 @@ final class GracefulShutdown {
 
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, "graceful shutdown of " + agent.getWorkerInfo().name()
-                + " did not complete within " + timeout + " (still busy here: " + pending.userCalls()
+                + " did not complete within " + Durations.describe(timeout) + " (still busy here: " + pending.userCalls()
                 + " calls awaiting answers, " + incoming.active() + " requests running, RRefs " + agent.rrefs().debugInfo()
                 + ")");
     }

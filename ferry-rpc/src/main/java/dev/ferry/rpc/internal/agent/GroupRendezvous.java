@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.internal.text.Durations;
 import dev.ferry.rpc.store.Store;
 import dev.ferry.rpc.store.StoreTimeoutException;
 
@@ -107,7 +108,7 @@ final class GroupRendezvous {
         try {
             store.waitFor(List.of(FORMED), timeout);
         } catch (StoreTimeoutException e) {
-            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " waited " + timeout
+            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " waited " + Durations.describe(timeout)
                     + " to join a world " + describe(kind) + ", which did not form", e);
         }
     }
@@ -121,7 +122,7 @@ final class GroupRendezvous {
             store.waitFor(keys, timeout);
         } catch (StoreTimeoutException e) {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "rendezvous of " + worldSize
-                    + " workers did not complete within " + timeout + ": ranks " + missingRanks(store, keys, worldSize)
+                    + " workers did not complete within " + Durations.describe(timeout) + ": ranks " + missingRanks(store, keys, worldSize)
                     // ephemeral registrations also vanish when a worker gives up and leaves first
                     + (store.hasSessions() ? " never arrived or left" : " never arrived")
                     + " (worker " + self.name() + " is rank " + self.id() + ")", e);

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.transport;
 
 import dev.ferry.rpc.RpcException;
+import dev.ferry.rpc.internal.text.Durations;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
@@ -52,7 +53,7 @@ final class SendBudget {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new RpcException(RpcException.Code.TIMEOUT, "the send queue to " + peer
-                                + " stayed above " + limitBytes + " bytes for " + timeout + " (the peer reads too slowly)");
+                                + " stayed above " + limitBytes + " bytes for " + Durations.describe(timeout) + " (the peer reads too slowly)");
                     }
                     room.wait(Math.max(1, left / 1_000_000));
                 }
