@@ -95,7 +95,6 @@ public final class RpcAgents {
             if (backend == BackendType.NETTY) {
                 NetworkExposure.checkListen("worker " + name, rpcOptions.listenHost(), authenticated,
                         rpcOptions.allowUnauthenticatedNetwork());
-                NetworkExposure.warnIfUnauthenticated(name, authenticated);
             }
             rendezvous.authToken(rpcOptions.authToken()).tls(rpcOptions.tls())
                     .allowUnauthenticatedNetwork(rpcOptions.allowUnauthenticatedNetwork())
@@ -116,6 +115,10 @@ public final class RpcAgents {
         // Every worker of a group must use the same keys, so unlike PyTorch (one worker per
         // process) there is no per-process counter here; a file:// store must be fresh per group (the
         // last worker to leave deletes it; a crashed group leaves it behind).
+        // Once the rendezvous worked: a worker that cannot even find its group has a better error to show.
+        if (backend == BackendType.NETTY && options instanceof RpcBackendOptions rpcOptions) {
+            NetworkExposure.warnIfUnauthenticated(name, rpcOptions.authToken() != null || rpcOptions.tls() != null);
+        }
         Store store = new PrefixStore("rpc", joined.store());
         try {
             return BackendRegistry.initBackend(backend, store, name, joined.rank(), joined.worldSize(), options);
