@@ -99,7 +99,8 @@ public final class GroupResult {
       case SUCCEEDED -> "all " + workers.size() + " workers exited with code 0 in " + Elapsed.format(elapsed);
       case FAILED -> failed.size() <= 1
           ? "rank " + failure.rank() + " (pid " + failure.pid() + ") failed with exit code "
-              + failure.exitCode() + " after " + Elapsed.format(failure.elapsed()) + stoppedPart
+              + failure.exitCode() + failure.signalNote() + " after " + Elapsed.format(failure.elapsed())
+              + stoppedPart
           : "ranks " + ranks(failed) + " failed; the first to exit was rank " + failure.rank() + " (pid "
               + failure.pid() + "), with exit code " + failure.exitCode() + " after "
               + Elapsed.format(failure.elapsed()) + stoppedPart;

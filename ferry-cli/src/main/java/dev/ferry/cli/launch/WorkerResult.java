@@ -52,9 +52,37 @@ public record WorkerResult(int rank, long pid, int exitCode, Duration elapsed, b
    * no shard}, the error shown when the worker failed on its own and the JVM printed one.
    */
   public String describe() {
-    String end = exitCode == NOT_EXITED ? "still running" : "exit code " + exitCode;
+    String end = exitCode == NOT_EXITED ? "still running" : "exit code " + exitCode + signalNote();
     String error = failedOnItsOwn() && mainThreadError != null ? ": " + mainThreadError : "";
     return "rank " + rank + " (pid " + pid + "): " + end + " after " + Elapsed.format(elapsed)
         + (stoppedByLauncher ? " (stopped by the launcher)" : "") + error;
+  }
+
+  /**
+   * The signal an exit code above 128 stands for, as {@code " (SIGKILL)"}; for a SIGKILL the
+   * launcher did not send, who usually sends it: a worker that vanishes with 137 and no error was
+   * most often killed by the kernel for want of memory.
+   */
+  String signalNote() {
+    String name = switch (exitCode - 128) {
+      case 1 -> "SIGHUP";
+      case 2 -> "SIGINT";
+      case 3 -> "SIGQUIT";
+      case 4 -> "SIGILL";
+      case 6 -> "SIGABRT";
+      case 7 -> "SIGBUS";
+      case 8 -> "SIGFPE";
+      case 9 -> "SIGKILL";
+      case 11 -> "SIGSEGV";
+      case 13 -> "SIGPIPE";
+      case 15 -> "SIGTERM";
+      default -> null;
+    };
+    if (name == null) {
+      return "";
+    }
+    return name.equals("SIGKILL") && !stoppedByLauncher
+        ? " (SIGKILL from outside the launcher: the kernel's out-of-memory killer, or kill -9)"
+        : " (" + name + ")";
   }
 }

@@ -210,6 +210,24 @@ class WorkerGroupTest {
   }
 
   @Test
+  void aWorkerKilledFromOutsideIsReportedWithItsSignal() throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
+    sink.awaitLines("ready", 2, BOUND);
+
+    group.process(1).destroyForcibly(); // as the kernel's out-of-memory killer would
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.FAILED);
+    WorkerResult killed = result.failure().orElseThrow();
+    assertThat(killed.rank()).isEqualTo(1);
+    assertThat(killed.exitCode()).isEqualTo(128 + 9);
+    assertThat(result.headline()).startsWith("rank 1 (pid " + killed.pid() + ") failed with exit code 137"
+        + " (SIGKILL from outside the launcher: the kernel's out-of-memory killer, or kill -9) after ");
+    assertThat(result.workers().get(0).describe()).contains("exit code 143 (SIGTERM) after ")
+        .endsWith("(stopped by the launcher)");
+  }
+
+  @Test
   void aTimeoutStopsAHungGroup() throws Exception {
     WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 2).sink(sink).build());
 
