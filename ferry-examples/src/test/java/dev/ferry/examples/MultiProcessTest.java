@@ -142,4 +142,19 @@ class MultiProcessTest {
         assertThat(lines).as(transcript).noneMatch(l -> (l.startsWith("0|") || l.startsWith("2|"))
                 && l.contains("the JVM exits with"));
     }
+
+    @Test
+    void anRRefsFailedValueIsLoggedOnceOnItsOwnerHoweverOftenItIsFetched() throws Exception {
+        List<String> lines = new CopyOnWriteArrayList<>();
+        GroupResult result = run(FailedRRefMain.class.getName(), 2, lines);
+        String transcript = result.summary() + "\n" + String.join("\n", lines);
+
+        assertThat(result.succeeded()).as(transcript).isTrue();
+        assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("0|RESULT toHere"))
+                .containsExactly("0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7",
+                        "0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7",
+                        "0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7");
+        assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("1|") && l.contains("WARN"))
+                .singleElement().asString().contains("(FailedRRefMain::noShard)", "no shard 7");
+    }
 }

@@ -36,7 +36,10 @@ import dev.ferry.rpc.spi.CallInterceptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
@@ -79,6 +82,12 @@ final class IncomingCalls {
      */
     private static final int MAX_INLINE_BYTES = 16 * 1024;
 
+    /**
+     * Errors stored as the value of an RRef created here, already logged when they happened; held
+     * weakly, so only as long as something (the RRef's owner state) still holds them.
+     */
+    private final Set<Throwable> storedErrors = Collections.synchronizedSet(
+            Collections.newSetFromMap(new WeakHashMap<>()));
     private final RpcAgent agent;
     private final RRefContext rrefs;
     private final WorkerInfo self;
@@ -647,8 +656,9 @@ final class IncomingCalls {
         created.setValue(result);
     }
 
-    private static void storeError(OwnerState created, Throwable failure) {
+    private void storeError(OwnerState created, Throwable failure) {
         if (created != null) {
+            storedErrors.add(failure);
             created.setError(failure);
         }
     }
@@ -722,6 +732,10 @@ final class IncomingCalls {
             // What a peer may send at will: logged within bounds.
             refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
                     info.caller().name(), IntactText.of(failure.getMessage()));
+        } else if (system && storedErrors.contains(failure)) {
+            // An RRef's failed value handed back to a user (toHere, type): logged when it happened.
+            log.debug("{}: request #{} ({}) from {} handed back an RRef's failed value: {}", self.name(),
+                    info.callId(), info.function(), info.caller().name(), IntactText.of(failure.toString()));
         } else if (system && failure instanceof RpcException) {
             // Ferry's own protocol answering as designed (say, a gather that cannot complete because a
             // member left): the caller acts on it, and a leader refusing 63 members must not log 63 lines.
