@@ -28,6 +28,11 @@ class MultiProcessTest {
         return run.result;
     }
 
+    /** What went wrong, for assertion messages: the launcher's summary and every line. */
+    private static String transcript(GroupResult result, List<String> lines) {
+        return result.summary() + "\n" + String.join("\n", lines);
+    }
+
     @Test
     void helloClusterRunsOnThreeProcesses() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
@@ -113,7 +118,7 @@ class MultiProcessTest {
     void aProgramThatFailsBeforeAGatherEndsTheGroupNamingItsError() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(FailBeforeGatherMain.class.getName(), 3, lines);
-        String transcript = result.summary() + "\n" + String.join("\n", lines);
+        String transcript = transcript(result, lines);
 
         assertThat(result.outcome()).as(transcript).isEqualTo(GroupResult.Outcome.FAILED);
         // Well before the gather's 60 s timeout: worker1 told the others it left without taking part.
@@ -131,7 +136,7 @@ class MultiProcessTest {
     void aWorkerWhoseMainEndsWithoutShutdownSaysSoAsItLeaves() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(ForgottenShutdownMain.class.getName(), 3, lines);
-        String transcript = result.summary() + "\n" + String.join("\n", lines);
+        String transcript = transcript(result, lines);
 
         assertThat(result.succeeded()).as(transcript).isTrue();
         assertThat(lines).as(transcript).contains("1|RESULT worker1 returns from main");
@@ -147,7 +152,7 @@ class MultiProcessTest {
     void anRRefsFailedValueIsLoggedOnceOnItsOwnerHoweverOftenItIsFetched() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         GroupResult result = run(FailedRRefMain.class.getName(), 2, lines);
-        String transcript = result.summary() + "\n" + String.join("\n", lines);
+        String transcript = transcript(result, lines);
 
         assertThat(result.succeeded()).as(transcript).isTrue();
         assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("0|RESULT toHere"))
