@@ -56,9 +56,12 @@ public final class ObjectCodec {
      * without buffers is sent with the bit cleared. Pinned by {@code ObjectCodecTest}.
      */
     static final int OUT_OF_BAND_FLAG = 0x02;
-    /** The class in Fory's refusals: "Class X is forbidden for deserialization", "class X is not registered". */
+    /**
+     * The class in Fory's refusals: "Class X is forbidden for deserialization", "class X is not
+     * registered", "X hit disallowed list" (Fory's own list of dangerous classes, e.g. Thread).
+     */
     private static final Pattern REFUSED_CLASS = Pattern.compile(
-            "^Class (\\S+) is forbidden|^(?:class |interface )?(\\S+) is not registered");
+            "^Class (\\S+) is forbidden|^(?:class |interface )?(\\S+) is not registered|^(\\S+) hit disallowed list");
 
     /**
      * Fory instances that encode, and others that decode, configured apart for strings. A string's
@@ -154,7 +157,7 @@ public final class ObjectCodec {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
-                    "cannot encode a value of type " + typeName(value) + ": " + describe(e, e.getMessage()), e);
+                    "cannot encode " + whatIsEncoded(value) + ": " + describe(e, e.getMessage()), e);
         } finally {
             CURRENT.set(previous);
             MESSAGE.set(previousHeaders);
@@ -253,13 +256,22 @@ public final class ObjectCodec {
         for (Throwable cause = e; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
             if (cause instanceof InsecureException && cause.getMessage() != null) {
                 Matcher refused = REFUSED_CLASS.matcher(cause.getMessage());
-                String name = refused.find() ? refused.group(1) != null ? refused.group(1) : refused.group(2) : "a class";
+                String name = refused.find() ? firstGroup(refused) : "a class";
                 return "the class policy refuses " + name + ": only the JDK's value types, the application's classes"
                         + " (RpcBackendOptions.Builder.applicationPackage) and the types allowClassPrefix names travel"
                         + " by name";
             }
         }
         return otherwise;
+    }
+
+    private static String firstGroup(Matcher matched) {
+        for (int i = 1; i <= matched.groupCount(); i++) {
+            if (matched.group(i) != null) {
+                return matched.group(i);
+            }
+        }
+        return "a class";
     }
 
     /**
@@ -274,6 +286,12 @@ public final class ObjectCodec {
             }
         }
         return message;
+    }
+
+    /** The value being encoded, in the caller's terms: a call is its function, not Ferry's carrier. */
+    private static String whatIsEncoded(Object value) {
+        return value instanceof CallRequest call ? "the call to " + call.function().displayName()
+                + " (its function and arguments)" : "a value of type " + typeName(value);
     }
 
     private static String typeName(Object value) {

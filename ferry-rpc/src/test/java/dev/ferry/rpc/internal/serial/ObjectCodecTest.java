@@ -184,6 +184,17 @@ class ObjectCodecTest {
     }
 
     @Test
+    void aRefusedClassIsNamedInTheError() {
+        // Fory's own list of dangerous classes words its refusal differently from the policy's.
+        assertThatThrownBy(() -> CODEC.encode(List.of(new Thread(() -> { }))))
+                .isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR))
+                .hasMessageContaining("the class policy refuses java.lang.Thread:");
+        assertThatThrownBy(() -> CODEC.encode(List.of(new ProcessBuilder("true"))))
+                .hasMessageContaining("the class policy refuses java.lang.ProcessBuilder:");
+    }
+
+    @Test
     void knownGadgetClassesAreRefused() {
         ClassPolicy policy = new ClassPolicy(List.of("dev.ferry"));
         assertThat(policy.isAllowed("java.lang.ProcessBuilder")).isFalse();
