@@ -68,8 +68,9 @@ public interface RpcAgent extends AutoCloseable {
 
     /**
      * The one primitive every call goes through: runs {@code function} with {@code args} on
-     * {@code to}. A null {@code timeout} means the agent's default; {@link Duration#ZERO} none.
-     * Failures to encode the arguments are thrown; everything later fails the future.
+     * {@code to}. A null {@code timeout} means the agent's default; {@link Duration#ZERO} none; a
+     * negative one is refused. Failures to encode the arguments are thrown; everything later fails
+     * the future.
      */
     <R> RpcFuture<R> invoke(WorkerInfo to, RemoteFunction function, Object[] args, Duration timeout);
 

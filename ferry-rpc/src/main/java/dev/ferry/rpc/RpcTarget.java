@@ -46,7 +46,9 @@ public final class RpcTarget {
 
     /**
      * This target with a per-call timeout instead of the agent's default; {@link Duration#ZERO}
-     * means no timeout.
+     * means no timeout. A negative one fails each call made with it, {@link
+     * RpcException.Code#INVALID_ARGUMENT}, before anything is sent (PyTorch's {@code timeout=-1},
+     * "the default", is this target without {@code withTimeout}).
      */
     public RpcTarget withTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout");

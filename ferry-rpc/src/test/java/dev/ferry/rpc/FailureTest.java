@@ -5,12 +5,14 @@ import dev.ferry.rpc.spi.CallInfo;
 import dev.ferry.rpc.spi.CallInterceptor;
 import dev.ferry.rpc.spi.HeaderKey;
 import dev.ferry.rpc.testing.LocalCluster;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.OutputStream;
 import java.net.Socket;
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -178,6 +180,16 @@ class FailureTest {
             w0.setRpcTimeout(Duration.ZERO);
             assertThat(w0.rpcSync("worker1", Ops::sleepMillis, 200L)).isEqualTo(200L);
             assertThatThrownBy(() -> w0.setRpcTimeout(Duration.ofSeconds(-1))).isInstanceOf(RpcException.class);
+            // A negative per-call timeout is a mistake, refused before anything is sent, on every call kind.
+            for (ThrowingCallable negative : List.<ThrowingCallable>of(
+                    () -> w0.to(1).withTimeout(Duration.ofMillis(-1)).rpcSync(Ops::sleepMillis, 1L),
+                    () -> w0.to(1).withTimeout(Duration.ofMillis(-1)).rpcAsync(Ops::sleepMillis, 1L),
+                    () -> w0.to(1).withTimeout(Duration.ofMillis(-1)).remote(Ops::sleepMillis, 1L).toHere())) {
+                assertThatThrownBy(negative).isInstanceOfSatisfying(RpcException.class,
+                        e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT))
+                        .hasMessageContaining("a call's timeout must be zero (no timeout) or positive, got -1 ms");
+            }
+            assertThat(w0.rpcSync("worker1", Ops::sleepMillis, 1L)).isEqualTo(1L);
         }
     }
 }

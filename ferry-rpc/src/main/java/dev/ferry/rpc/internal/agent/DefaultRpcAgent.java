@@ -37,6 +37,7 @@ import dev.ferry.rpc.internal.observe.NettyFlightEvents;
 import dev.ferry.rpc.internal.observe.RpcCallEvent;
 import dev.ferry.rpc.internal.rref.RRefContext;
 import dev.ferry.rpc.internal.rref.RRefSerializer;
+import dev.ferry.rpc.internal.text.Durations;
 import dev.ferry.rpc.internal.transport.PeerChannel;
 import dev.ferry.rpc.internal.transport.Responder;
 import dev.ferry.rpc.internal.transport.Transport;
@@ -640,6 +641,12 @@ public final class DefaultRpcAgent implements RpcAgent {
     @SuppressWarnings("unchecked")
     private <R> RpcFuture<R> send(WorkerInfo to, FunctionRef function, Object[] args, Duration timeout, boolean system,
                                   CallHeaders base, boolean waits, boolean forApplication) {
+        if (timeout != null && timeout.isNegative()) {
+            // PyTorch reads -1 as "the default"; a Duration says that with null (no withTimeout), so
+            // a negative one is a mistake, not an instant timeout.
+            throw new RpcException(RpcException.Code.INVALID_ARGUMENT, "a call's timeout must be zero (no timeout)"
+                    + " or positive, got " + Durations.describe(timeout) + " (for " + function.displayName() + ")");
+        }
         long start = System.nanoTime();
         WorkerDirectory workers = runningDirectory();
         WorkerInfo callee = workers.member(to);
