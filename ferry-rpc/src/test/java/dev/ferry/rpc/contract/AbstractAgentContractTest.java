@@ -218,7 +218,8 @@ public abstract class AbstractAgentContractTest {
         assertThat(bothFail(property, "user.home").code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION);
         RpcException tooLarge = bothFail(Ops::identity, (Object) new byte[MAX_MESSAGE_BYTES + 1]);
         assertThat(tooLarge.code()).isEqualTo(RpcException.Code.PROTOCOL_ERROR);
-        assertThat(tooLarge).hasMessageContaining("exceeds the maximum message size");
+        assertThat(tooLarge).hasMessageContaining("exceeds the maximum message size")
+                .hasMessageContaining("raise RpcBackendOptions.Builder.maxMessageBytes on every worker");
         RpcException answerTooLarge = bothFail(AbstractAgentContractTest::bytes, MAX_MESSAGE_BYTES + 1);
         assertThat(answerTooLarge.code()).as("an answer over the limit").isEqualTo(RpcException.Code.PROTOCOL_ERROR);
         assertThat(answerTooLarge).hasMessageContaining("exceeds the maximum message size of " + MAX_MESSAGE_BYTES + " bytes");

@@ -191,8 +191,10 @@ public final class FrameCodec {
         byte[] header = encodeHeaders(message.headers());
         long size = frameSize(message, header);
         if (size > maxFrameBytes) {
+            // Refused before it is sent: the sender's own limit (a receiver applies its own too).
             throw new RpcException(RpcException.Code.PROTOCOL_ERROR, "message of " + size
-                    + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes");
+                    + " bytes exceeds the maximum message size of " + maxFrameBytes + " bytes (raise"
+                    + " RpcBackendOptions.Builder.maxMessageBytes on every worker, or send less at a time)");
         }
         List<BufferObject> buffers = message.payload().outOfBand();
         ByteBuffer[] referred = new ByteBuffer[buffers.size()];
