@@ -258,8 +258,8 @@ public final class ObjectCodec {
                 Matcher refused = REFUSED_CLASS.matcher(cause.getMessage());
                 String name = refused.find() ? firstGroup(refused) : "a class";
                 return "the class policy refuses " + name + ": only the JDK's value types, the application's classes"
-                        + " (RpcBackendOptions.Builder.applicationPackage) and the types allowClassPrefix names travel"
-                        + " by name";
+                        + " (RpcBackendOptions.Builder.applicationPackage or FERRY_APPLICATION_PACKAGES) and the types"
+                        + " allowClassPrefix names travel by name";
             }
         }
         return otherwise;

@@ -189,7 +189,8 @@ class ObjectCodecTest {
         assertThatThrownBy(() -> CODEC.encode(List.of(new Thread(() -> { }))))
                 .isInstanceOfSatisfying(RpcException.class,
                         e -> assertThat(e.code()).isEqualTo(RpcException.Code.SERIALIZATION_ERROR))
-                .hasMessageContaining("the class policy refuses java.lang.Thread:");
+                .hasMessageContaining("the class policy refuses java.lang.Thread:")
+                .hasMessageContaining("(RpcBackendOptions.Builder.applicationPackage or FERRY_APPLICATION_PACKAGES)");
         assertThatThrownBy(() -> CODEC.encode(List.of(new ProcessBuilder("true"))))
                 .hasMessageContaining("the class policy refuses java.lang.ProcessBuilder:");
     }
