@@ -44,7 +44,8 @@ final class Worker {
         worker.mainThreadError.observe(line);
         sink.accept(r, stream, line);
       };
-      worker.pumps.add(LinePump.start(rank, WorkerStream.STDERR, process.getErrorStream(), spec.outputCharset(), observed));
+      worker.pumps.add(LinePump.start(rank, WorkerStream.STDERR, process.getErrorStream(), spec.outputCharset(),
+          observed));
     }
     if (!spec.pipeStdin()) {
       worker.closeStdin();

@@ -105,8 +105,8 @@ final class GracefulShutdown {
 
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, "graceful shutdown of " + agent.getWorkerInfo().name()
-                + " did not complete within " + Durations.describe(timeout) + " (still busy here: " + pending.userCalls()
-                + " calls awaiting answers, " + incoming.active() + " requests running, RRefs " + agent.rrefs().debugInfo()
-                + ")");
+                + " did not complete within " + Durations.describe(timeout) + " (still busy here: "
+                + pending.userCalls() + " calls awaiting answers, " + incoming.active() + " requests running, RRefs "
+                + agent.rrefs().debugInfo() + ")");
     }
 }

@@ -108,7 +108,8 @@ final class GroupRendezvous {
         try {
             store.waitFor(List.of(FORMED), timeout);
         } catch (StoreTimeoutException e) {
-            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " waited " + Durations.describe(timeout)
+            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "worker " + self.name() + " waited "
+                    + Durations.describe(timeout)
                     + " to join a world " + describe(kind) + ", which did not form", e);
         }
     }
@@ -122,7 +123,8 @@ final class GroupRendezvous {
             store.waitFor(keys, timeout);
         } catch (StoreTimeoutException e) {
             throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "rendezvous of " + worldSize
-                    + " workers did not complete within " + Durations.describe(timeout) + ": ranks " + missingRanks(store, keys, worldSize)
+                    + " workers did not complete within " + Durations.describe(timeout) + ": ranks "
+                    + missingRanks(store, keys, worldSize)
                     // ephemeral registrations also vanish when a worker gives up and leaves first
                     + (store.hasSessions() ? " never arrived or left" : " never arrived")
                     + " (worker " + self.name() + " is rank " + self.id() + ")", e);

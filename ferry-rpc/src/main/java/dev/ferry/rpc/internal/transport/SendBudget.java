@@ -53,7 +53,8 @@ final class SendBudget {
                     long left = deadline - System.nanoTime();
                     if (left <= 0) {
                         throw new RpcException(RpcException.Code.TIMEOUT, "the send queue to " + peer
-                                + " stayed above " + limitBytes + " bytes for " + Durations.describe(timeout) + " (the peer reads too slowly)");
+                                + " stayed above " + limitBytes + " bytes for " + Durations.describe(timeout)
+                                + " (the peer reads too slowly)");
                     }
                     room.wait(Math.max(1, left / 1_000_000));
                 }
