@@ -117,14 +117,16 @@ final class Worker {
           Elapsed.since(groupStartNanos, System.nanoTime()), stopRequested, mainThreadError.error());
     }
     int code = process.exitValue();
+    String error = mainThreadError.error();
     return new WorkerResult(rank, process.pid(), code, Elapsed.since(groupStartNanos, exitNanos),
-        stopRequested && endedBySignal(code), mainThreadError.error());
+        stopRequested && endedBySignal(code) && error == null, error);
   }
 
   /**
    * Whether an exit code is what the launcher's SIGTERM or SIGKILL makes of a JVM. A worker that
-   * was signalled but exits with another code was already exiting on its own (a JVM in shutdown
-   * ignores SIGTERM and keeps the code it was exiting with), so its code is a cause, not a consequence.
+   * was signalled but exits with another code was already exiting on its own. One that was
+   * signalled while its shutdown hooks ran after its main had thrown may exit with either code
+   * (the JVM's signal handler and its exit race), so {@link #result} counts the printed error too.
    */
   private static boolean endedBySignal(int code) {
     return code == 128 + 15 || code == 128 + 9;

@@ -20,8 +20,8 @@ import java.util.Optional;
  * @param elapsed time from the start of the group to the worker's exit
  * @param stoppedByLauncher whether the launcher's signal ended the worker (because another rank
  *     failed, the group timed out or was closed), so its exit code is a consequence, not a cause; a
- *     worker that was signalled while already exiting with a code of its own counts as failed on
- *     its own
+ *     worker that was signalled while already failing (its main had thrown, or it exits with a code
+ *     of its own) counts as failed on its own
  * @param mainThreadError the exception that ended the program's main thread, as the JVM printed it
  *     on the worker's stderr without {@code Exception in thread "main" }, or null if none was seen
  *     (stderr not {@link OutputMode#FORWARD forwarded}, or the program ended otherwise)

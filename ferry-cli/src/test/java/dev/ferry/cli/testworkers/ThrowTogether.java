@@ -12,9 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * Test worker: {@code ThrowTogether DIR RANK...}. The listed ranks wait for one another (each
  * writes a marker in DIR and waits, at most 30 s, for the others'), then each throws an uncaught
- * {@code IllegalStateException("rank R cannot go on")} from main, and takes 2 s in a shutdown hook
- * (a slow graceful shutdown, such as an RPC agent's), so that whichever exits first finds the others
- * already exiting when the launcher stops them. Every other rank blocks until it is killed.
+ * {@code IllegalStateException("rank R cannot go on")} from main, and takes R seconds in a shutdown
+ * hook (a slow graceful shutdown, such as an RPC agent's): the lowest exits first and the launcher
+ * stops the others while they are already exiting with their own code. Every other rank blocks until it is killed.
  */
 public final class ThrowTogether {
 
@@ -40,7 +40,7 @@ public final class ThrowTogether {
     }
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       try {
-        Thread.sleep(2_000);
+        Thread.sleep(1_000L * rank);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
