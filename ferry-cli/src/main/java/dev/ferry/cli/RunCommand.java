@@ -45,7 +45,8 @@ import picocli.CommandLine.Spec;
         "The group also gets a fresh random FERRY_AUTH_TOKEN (unless the environment has one): its "
             + "workers and their store accept only connections that prove it.",
         "Worker output is forwarded line by line, prefixed with [rank]. If a worker exits with a "
-            + "non-zero code the others are stopped (SIGTERM, then SIGKILL after the grace period); with "
+            + "non-zero code the others are stopped (after up to 1 s to exit on their own, SIGTERM, then "
+            + "SIGKILL after the grace period); with "
             + "--worker-restarts K it alone is started again, up to K times per rank, and the others run on.",
         "With --nnodes N (or MIN:MAX), the nodes meet through --rdzv-backend (static: node 0 serves a TCP store at "
             + "--rdzv-endpoint; etcd, zookeeper: the cluster's servers), ranks run across nodes, output is prefixed "

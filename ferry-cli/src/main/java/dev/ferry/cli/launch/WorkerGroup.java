@@ -12,8 +12,11 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -43,7 +46,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Lifecycle: {@code new} → {@link #start()} → {@link #awaitCompletion} (optional) → {@link
  * #close()}. The group is fail-fast, like torchrun: as soon as one worker exits with a non-zero
- * code, {@code awaitCompletion} stops the others (SIGTERM, then SIGKILL after {@link
+ * code, {@code awaitCompletion} stops the others (after at most 1 s for them to exit on their own,
+ * so that those failing with it print their errors; then SIGTERM, and SIGKILL after {@link
  * WorkerGroupSpec#terminationGrace()}), unless the spec allows {@linkplain
  * WorkerGroupSpec#workerRestarts() worker restarts}: then the failed worker alone is started again
  * under its rank while the others run on, as long as its rank has restarts left. Always close the group, in a {@code try}-with-resources
@@ -60,6 +64,11 @@ public final class WorkerGroup implements AutoCloseable {
   // Bound on waiting for forwarded output after the workers exited: normally the pipes reach
   // end-of-file at once, but a worker's orphaned child could hold them open forever.
   private static final Duration OUTPUT_DRAIN = Duration.ofSeconds(5);
+  // After a worker fails, how long the others may take to exit on their own before they are sent
+  // SIGTERM: one failure often makes the others fail within milliseconds (a gather it never joined),
+  // and a worker signalled while it fails may die before printing its own error, the one the summary
+  // needs. Healthy workers only run this much longer.
+  private static final Duration SETTLE = Duration.ofSeconds(1);
 
   private enum State { NEW, RUNNING, CLOSED }
 
@@ -327,6 +336,7 @@ public final class WorkerGroup implements AutoCloseable {
         }
         if (failure != null) {
           outcome = GroupResult.Outcome.FAILED;
+          awaitExits(SETTLE);
           ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
           break;
         }
@@ -408,6 +418,18 @@ public final class WorkerGroup implements AutoCloseable {
         .filter(w -> w.hasExited() && w.exitCode() != 0 && !w.stopRequested())
         .min(Comparator.comparingLong(Worker::exitNanos))
         .orElse(null);
+  }
+
+  /** Waits, at most {@code bound}, until every worker has exited. */
+  private void awaitExits(Duration bound) throws InterruptedException {
+    CompletableFuture<?>[] exits = workers.stream().map(Worker::exited).toArray(CompletableFuture[]::new);
+    try {
+      CompletableFuture.allOf(exits).get(bound.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      // Some still run: the caller stops them.
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("exit bookkeeping failed", e.getCause());
+    }
   }
 
   private void awaitOutput() throws InterruptedException {

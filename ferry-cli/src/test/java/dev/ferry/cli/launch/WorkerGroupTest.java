@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ferry.cli.testworkers.Chatty;
 import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.FailAndFollow;
 import dev.ferry.cli.testworkers.FailOnRank;
 import dev.ferry.cli.testworkers.Sleeper;
 import dev.ferry.cli.testworkers.StdinEcho;
@@ -229,6 +230,20 @@ class WorkerGroupTest {
         + " (SIGKILL from outside the launcher: the kernel's out-of-memory killer, or kill -9) after ");
     assertThat(result.workers().get(0).describe()).contains("exit code 143 (SIGTERM) after ")
         .endsWith("(stopped by the launcher)");
+  }
+
+  @Test
+  void aRankThatFailsBecauseAnotherDidHasAMomentToSaySo(@TempDir Path marks) throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(FailAndFollow.class, 2, marks.toString()).sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.failure().orElseThrow().rank()).isZero();
+    WorkerResult follower = result.workers().get(1);
+    assertThat(follower.stoppedByLauncher()).as(follower.describe()).isFalse();
+    assertThat(follower.exitCode()).isEqualTo(1);
+    assertThat(follower.error()).contains("java.lang.IllegalStateException: rank 1 lost rank 0");
+    assertThat(result.headline()).startsWith("ranks 0, 1 failed; the first to exit was rank 0");
   }
 
   @Test
