@@ -75,7 +75,8 @@ final class ProcessTerminator {
     }
   }
 
-  private static void awaitExit(List<Worker> workers, Duration timeout) throws InterruptedException {
+  /** Waits, at most {@code timeout}, until every one of {@code workers} has exited. */
+  static void awaitExit(List<Worker> workers, Duration timeout) throws InterruptedException {
     if (workers.isEmpty()) {
       return;
     }

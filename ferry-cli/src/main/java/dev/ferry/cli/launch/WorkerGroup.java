@@ -12,11 +12,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -336,7 +333,7 @@ public final class WorkerGroup implements AutoCloseable {
         }
         if (failure != null) {
           outcome = GroupResult.Outcome.FAILED;
-          awaitExits(SETTLE);
+          ProcessTerminator.awaitExit(workers, SETTLE);
           ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
           break;
         }
@@ -418,18 +415,6 @@ public final class WorkerGroup implements AutoCloseable {
         .filter(w -> w.hasExited() && w.exitCode() != 0 && !w.stopRequested())
         .min(Comparator.comparingLong(Worker::exitNanos))
         .orElse(null);
-  }
-
-  /** Waits, at most {@code bound}, until every worker has exited. */
-  private void awaitExits(Duration bound) throws InterruptedException {
-    CompletableFuture<?>[] exits = workers.stream().map(Worker::exited).toArray(CompletableFuture[]::new);
-    try {
-      CompletableFuture.allOf(exits).get(bound.toNanos(), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      // Some still run: the caller stops them.
-    } catch (ExecutionException e) {
-      throw new IllegalStateException("exit bookkeeping failed", e.getCause());
-    }
   }
 
   private void awaitOutput() throws InterruptedException {
