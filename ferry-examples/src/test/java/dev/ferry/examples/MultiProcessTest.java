@@ -28,11 +28,6 @@ class MultiProcessTest {
         return run.result;
     }
 
-    /** What went wrong, for assertion messages: the launcher's summary and every line. */
-    private static String transcript(GroupResult result, List<String> lines) {
-        return result.summary() + "\n" + String.join("\n", lines);
-    }
-
     @Test
     void helloClusterRunsOnThreeProcesses() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
@@ -116,9 +111,10 @@ class MultiProcessTest {
 
     @Test
     void aProgramThatFailsBeforeAGatherEndsTheGroupNamingItsError() throws Exception {
-        List<String> lines = new CopyOnWriteArrayList<>();
-        GroupResult result = run(FailBeforeGatherMain.class.getName(), 3, lines);
-        String transcript = transcript(result, lines);
+        ExampleRun run = ExampleRun.of(FailBeforeGatherMain.class.getName(), 3);
+        GroupResult result = run.result;
+        List<String> lines = run.lines;
+        String transcript = run.transcript();
 
         assertThat(result.outcome()).as(transcript).isEqualTo(GroupResult.Outcome.FAILED);
         // Well before the gather's 60 s timeout: worker1 told the others it left without taking part.
@@ -134,9 +130,10 @@ class MultiProcessTest {
 
     @Test
     void aWorkerWhoseMainEndsWithoutShutdownSaysSoAsItLeaves() throws Exception {
-        List<String> lines = new CopyOnWriteArrayList<>();
-        GroupResult result = run(ForgottenShutdownMain.class.getName(), 3, lines);
-        String transcript = transcript(result, lines);
+        ExampleRun run = ExampleRun.of(ForgottenShutdownMain.class.getName(), 3);
+        GroupResult result = run.result;
+        List<String> lines = run.lines;
+        String transcript = run.transcript();
 
         assertThat(result.succeeded()).as(transcript).isTrue();
         assertThat(lines).as(transcript).contains("1|RESULT worker1 returns from main");
@@ -150,9 +147,10 @@ class MultiProcessTest {
 
     @Test
     void anRRefsFailedValueIsLoggedOnceOnItsOwnerHoweverOftenItIsFetched() throws Exception {
-        List<String> lines = new CopyOnWriteArrayList<>();
-        GroupResult result = run(FailedRRefMain.class.getName(), 2, lines);
-        String transcript = transcript(result, lines);
+        ExampleRun run = ExampleRun.of(FailedRRefMain.class.getName(), 2);
+        GroupResult result = run.result;
+        List<String> lines = run.lines;
+        String transcript = run.transcript();
 
         assertThat(result.succeeded()).as(transcript).isTrue();
         assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("0|RESULT toHere"))
