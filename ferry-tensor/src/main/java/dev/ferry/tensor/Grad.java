@@ -85,13 +85,15 @@ final class Grad {
         }
         Edge[] edges = new Edge[inputs.length];
         int[][] shapes = new int[inputs.length][];
+        DType[] dtypes = new DType[inputs.length];
         for (int i = 0; i < inputs.length; i++) {
             if (inputs[i] != null && inputs[i].requiresGrad()) {
                 edges[i] = inputs[i].gradientEdge();
                 shapes[i] = inputs[i].shapeRef();
+                dtypes[i] = inputs[i].dtype();
             }
         }
-        out.setHistory(new OpNode(name, edges, shapes, backward, saved), 0);
+        out.setHistory(new OpNode(name, edges, shapes, dtypes, backward, saved), 0);
         return out;
     }
 
@@ -100,8 +102,8 @@ final class Grad {
         private Tensor[] saved;
         private final int[] versions;
 
-        OpNode(String name, Edge[] edges, int[][] shapes, Backward backward, Tensor[] saved) {
-            super(name, edges, shapes);
+        OpNode(String name, Edge[] edges, int[][] shapes, DType[] dtypes, Backward backward, Tensor[] saved) {
+            super(name, edges, shapes, dtypes);
             this.backward = backward;
             this.saved = saved;
             this.versions = new int[saved.length];

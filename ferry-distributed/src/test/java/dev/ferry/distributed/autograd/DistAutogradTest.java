@@ -6,6 +6,7 @@ import dev.ferry.rpc.BackendType;
 import dev.ferry.rpc.RRef;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.testing.LocalCluster;
+import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 import org.junit.jupiter.api.Test;
@@ -240,6 +241,22 @@ class DistAutogradTest extends ThreeWorkers {
                 // d/dleaf (2 leaf^2 + leaf^2) = 6 leaf
                 assertThat(context.gradients().get(leaf).allclose(leaf.detach().mul(6))).isTrue();
             }
+        }
+    }
+
+    @Test
+    void eachLeafGetsItsGradientInItsOwnDtypeAcrossACall() {
+        // PyTorch's test_backward_different_dtypes: float32 + float64 on another worker
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            Tensor f32 = Tensors.rand(3, 3).requiresGrad_(true);
+            Tensor f64 = Tensors.rand(3, 3).to(DType.FLOAT64).requiresGrad_(true);
+            Tensor sum = worker0.rpcSync("worker1", AutogradFunctions::add, f32, f64);
+
+            context.backward(List.of(sum.sum()));
+
+            assertThat(context.gradients().get(f32).dtype()).isEqualTo(DType.FLOAT32);
+            assertThat(context.gradients().get(f64).dtype()).isEqualTo(DType.FLOAT64);
+            assertThat(context.gradients().get(f32).equal(Tensors.ones(3, 3))).isTrue();
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.ferry.tensor.autograd;
 
+import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Tensor;
 
 import java.util.ArrayDeque;
@@ -91,6 +92,12 @@ final class Engine {
                 throw new IllegalStateException("function " + node.name() + " returned an invalid gradient at index "
                         + i + " - got " + Arrays.toString(grads[i].shape()) + " but expected shape "
                         + Arrays.toString(expected));
+            }
+            // An op that promoted its inputs (float32 + float64) computes every input's gradient in
+            // the promoted dtype; each input gets its own back (PyTorch's validate_outputs).
+            DType dtype = node.inputDtype(i);
+            if (dtype != null && grads[i] != null && grads[i].dtype() != dtype) {
+                grads[i] = grads[i].to(dtype);
             }
         }
     }

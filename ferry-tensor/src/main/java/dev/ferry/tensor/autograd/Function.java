@@ -1,5 +1,6 @@
 package dev.ferry.tensor.autograd;
 
+import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Tensor;
 
 /**
@@ -57,21 +58,23 @@ public abstract class Function {
         }
         Edge[] edges = new Edge[inputs.length];
         int[][] shapes = new int[inputs.length][];
+        DType[] dtypes = new DType[inputs.length];
         for (int i = 0; i < inputs.length; i++) {
             if (needs[i]) {
                 edges[i] = inputs[i].gradientEdge();
                 shapes[i] = inputs[i].shape();
+                dtypes[i] = inputs[i].dtype();
             }
         }
-        return out.withGradFn(new FunctionNode(name(), edges, shapes, this, ctx), 0);
+        return out.withGradFn(new FunctionNode(name(), edges, shapes, dtypes, this, ctx), 0);
     }
 
     private static final class FunctionNode extends Node {
         private final Function function;
         private final FunctionContext ctx;
 
-        FunctionNode(String name, Edge[] edges, int[][] shapes, Function function, FunctionContext ctx) {
-            super(name, edges, shapes);
+        FunctionNode(String name, Edge[] edges, int[][] shapes, DType[] dtypes, Function function, FunctionContext ctx) {
+            super(name, edges, shapes, dtypes);
             this.function = function;
             this.ctx = ctx;
         }

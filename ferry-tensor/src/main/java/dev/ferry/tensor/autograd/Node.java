@@ -1,5 +1,6 @@
 package dev.ferry.tensor.autograd;
 
+import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Tensor;
 
 import java.util.Arrays;
@@ -20,6 +21,7 @@ public abstract class Node {
     private final String name;
     private final Edge[] nextEdges;
     private final int[][] inputShapes;
+    private final DType[] inputDtypes;
 
     /**
      * @param name        shown in {@code grad_fn=<name>} and in error messages
@@ -28,11 +30,24 @@ public abstract class Node {
      *                    or null to skip the check
      */
     protected Node(String name, Edge[] nextEdges, int[][] inputShapes) {
+        this(name, nextEdges, inputShapes, null);
+    }
+
+    /**
+     * @param inputDtypes optional dtype of each input (null entries, or null, for none): the engine
+     *                    casts an input gradient of another dtype to it, as PyTorch's does, so that
+     *                    the float32 input of an op promoted to float64 gets a float32 gradient
+     */
+    protected Node(String name, Edge[] nextEdges, int[][] inputShapes, DType[] inputDtypes) {
         this.name = name;
         this.nextEdges = nextEdges.clone();
         this.inputShapes = inputShapes == null ? null : inputShapes.clone();
+        this.inputDtypes = inputDtypes == null ? null : inputDtypes.clone();
         if (inputShapes != null && inputShapes.length != nextEdges.length) {
             throw new IllegalArgumentException("inputShapes and nextEdges differ in length");
+        }
+        if (inputDtypes != null && inputDtypes.length != nextEdges.length) {
+            throw new IllegalArgumentException("inputDtypes and nextEdges differ in length");
         }
     }
 
@@ -55,6 +70,10 @@ public abstract class Node {
 
     final int[] inputShape(int i) {
         return inputShapes == null ? null : inputShapes[i];
+    }
+
+    final DType inputDtype(int i) {
+        return inputDtypes == null ? null : inputDtypes[i];
     }
 
     /** Number of outputs (gradients this node receives). */

@@ -266,6 +266,43 @@ class AutogradTest {
     }
 
     @Test
+    void eachInputOfAPromotingOpGetsItsGradientInItsOwnDtype() {
+        // float32 op float64 computes in float64; PyTorch hands each input its gradient in the
+        // input's dtype (the float32 one got float64 gradients, and so did every leaf behind it)
+        Tensor f32 = Tensors.of(1f, 2f, 3f).requiresGrad_(true);
+        Tensor f64 = Tensors.of(4.0, 5.0, 6.0).requiresGrad_(true);
+        f32.mul(2).mul(f64).add(f32).sum().backward();
+
+        assertThat(f32.grad().dtype()).isEqualTo(DType.FLOAT32);
+        assertThat(f64.grad().dtype()).isEqualTo(DType.FLOAT64);
+        assertThat(f32.grad().toDoubleArray()).containsExactly(9, 11, 13);
+        assertThat(f64.grad().toDoubleArray()).containsExactly(2, 4, 6);
+
+        Tensor column = Tensors.of(new float[][] {{1}, {2}}).requiresGrad_(true);
+        Tensor row = Tensors.of(new double[][] {{1, 2, 4}}).requiresGrad_(true);
+        column.sub(row).div(row).sum().backward();                // broadcast [2,1] x [1,3]
+        assertThat(column.grad().dtype()).isEqualTo(DType.FLOAT32);
+        assertThat(column.grad().shape()).containsExactly(2, 1);
+        assertThat(row.grad().dtype()).isEqualTo(DType.FLOAT64);
+
+        Function widen = new Function() {
+            @Override
+            protected Tensor forward(FunctionContext ctx, Tensor... in) {
+                return in[0].to(DType.FLOAT64).sum();
+            }
+
+            @Override
+            protected Tensor[] backward(FunctionContext ctx, Tensor grad) {
+                return new Tensor[] {Tensors.ones(DType.FLOAT64, 2).mul(grad)};
+            }
+        };
+        Tensor x = Tensors.of(1f, 2f).requiresGrad_(true);
+        widen.apply(x).backward();
+        assertThat(x.grad().dtype()).as("a custom function's float64 gradient for a float32 input")
+                .isEqualTo(DType.FLOAT32);
+    }
+
+    @Test
     void gradientSinkReceivesLeafGradientsInsteadOfDotGrad() {
         Tensor w1 = Tensors.of(1.0, 2.0).requiresGrad_(true);
         Tensor w2 = Tensors.of(3.0).requiresGrad_(true);
