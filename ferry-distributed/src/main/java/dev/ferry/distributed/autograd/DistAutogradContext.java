@@ -46,12 +46,20 @@ public final class DistAutogradContext implements AutoCloseable {
         backward(roots, false);
     }
 
-    /** {@link DistAutograd#backward(long, List, boolean)} in this context. */
+    /**
+     * {@link DistAutograd#backward(long, List, boolean)} in this context.
+     *
+     * @throws IllegalArgumentException once the context is closed ("Could not find autograd context
+     *                                  with id: N", as for any id that is not here), or for no roots
+     */
     public void backward(List<Tensor> roots, boolean retainGraph) {
         state.backward(roots, retainGraph);
     }
 
-    /** The gradients this worker's leaves received in this context, by tensor (identity); a copy. */
+    /**
+     * The gradients this worker's leaves received in this context, by tensor (identity); a copy.
+     * Read them before closing: afterwards this fails as {@link #backward(List, boolean)} does.
+     */
     public Map<Tensor, Tensor> gradients() {
         return state.gradients();
     }

@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -80,6 +81,7 @@ public final class ContextState {
      * graph is kept: other send functions of the context may reach the same nodes.
      */
     void runSendFunction(long messageId, List<Tensor> grads) {
+        checkHere();
         List<Edge> edges = sendFunctions.get(messageId);
         if (edges == null) {
             throw new IllegalArgumentException("autograd context " + key.id() + " on worker " + container.workerId()
@@ -103,6 +105,11 @@ public final class ContextState {
      * nodes both reach must still have their saved tensors. The graph is freed once all is done.
      */
     public void backward(List<Tensor> roots, boolean retainGraph) {
+        Objects.requireNonNull(roots, "roots");
+        if (roots.isEmpty()) {
+            throw new IllegalArgumentException("No tensors provided for gradient computation.");
+        }
+        checkHere();
         container.runPass(() -> {
             Autograd.backward(roots, this::accumulate, true);
             if (!retainGraph) {
@@ -146,6 +153,7 @@ public final class ContextState {
 
     /** The gradients accumulated so far, by leaf tensor (identity). A copy. */
     public Map<Tensor, Tensor> gradients() {
+        checkHere();
         synchronized (gradients) {
             return new IdentityHashMap<>(gradients);
         }
@@ -163,6 +171,20 @@ public final class ContextState {
             }
         }
         action.run();
+    }
+
+    /**
+     * Fails as an unknown id does once the context left this worker: a handle kept past its
+     * {@code close()} (or a handler's, past its release) would otherwise run passes into, and read
+     * gradients from, a context no other worker has any more, and succeed wherever the pass stays local.
+     */
+    private void checkHere() {
+        synchronized (this) {
+            if (onRelease != null) {
+                return;
+            }
+        }
+        throw new IllegalArgumentException("Could not find autograd context with id: " + key.id());
     }
 
     /** Called once, by the container that removed this context: runs the release actions. */

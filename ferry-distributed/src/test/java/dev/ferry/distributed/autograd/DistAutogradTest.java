@@ -348,6 +348,39 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void aClosedContextIsGoneForItsHandleToo() {
+        // PyTorch: after `with dist_autograd.context() as id:` ends, backward(id) and
+        // get_gradients(id) fail; the handle used to run a local pass into the dead context and
+        // hand its gradients out, and a pass reaching another worker failed there, as its error
+        DistAutogradContext context = DistAutograd.context(worker0);
+        Tensor t = Tensors.rand(3).requiresGrad_(true);
+        Tensor remoteLoss = worker0.rpcSync("worker1", AutogradFunctions::doubled, t).sum();
+        context.backward(List.of(t.mul(2).sum()), true);
+        assertThat(context.gradients()).hasSize(1);
+        context.close();
+        String gone = "Could not find autograd context with id: " + context.id();
+
+        assertThatThrownBy(() -> context.backward(List.of(t.mul(3).sum())))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage(gone);
+        assertThatThrownBy(() -> context.backward(List.of(remoteLoss)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage(gone);
+        assertThatThrownBy(context::gradients).isInstanceOf(IllegalArgumentException.class).hasMessage(gone);
+        assertThatThrownBy(() -> DistAutograd.getGradients(worker0, context.id())).hasMessage(gone);
+        assertThat(DistAutograd.debugInfo(worker0)).containsEntry("num_current_backward_passes", "0");
+    }
+
+    @Test
+    void backwardNeedsRoots() {
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            assertThatThrownBy(() -> context.backward(List.of()))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("No tensors provided for gradient computation.");
+            assertThatThrownBy(() -> context.backward(null))
+                    .isInstanceOf(NullPointerException.class).hasMessage("roots");
+        }
+    }
+
+    @Test
     void theInProcessBackendRunsDistributedPassesToo() {
         try (LocalCluster inProcess = LocalCluster.start(2, BackendType.IN_PROCESS);
              DistAutogradContext context = DistAutograd.context(inProcess.agent(0))) {
