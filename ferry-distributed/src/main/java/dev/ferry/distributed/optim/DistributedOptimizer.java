@@ -51,6 +51,9 @@ public final class DistributedOptimizer implements AutoCloseable {
      * @param factory builds one worker's local optimizer from its parameters, e.g.
      *                {@code params -> new SGD(params, 0.05)}
      * @param params  the parameters to optimize, anywhere in the group
+     * @throws dev.ferry.rpc.RpcException the first owner's failure to build its optimizer (the
+     *                                    factory's remote error); the optimizers other owners built
+     *                                    are released
      */
     public DistributedOptimizer(RpcAgent agent, RpcFunction1<List<Tensor>, ? extends Optimizer> factory,
                                 List<RRef<Tensor>> params) {
@@ -64,15 +67,21 @@ public final class DistributedOptimizer implements AutoCloseable {
             byOwner.computeIfAbsent(param.owner(), owner -> new ArrayList<>()).add(param);
         }
         List<RRef<? extends Optimizer>> built = new ArrayList<>(byOwner.size());
-        for (Map.Entry<WorkerInfo, List<RRef<Tensor>>> group : byOwner.entrySet()) {
-            try (RRef<List<Tensor>> locals = agent.remote(group.getKey().name(), OptimizerCalls::localValues,
-                    group.getValue())) {
-                built.add(build(locals, factory));
+        try {
+            for (Map.Entry<WorkerInfo, List<RRef<Tensor>>> group : byOwner.entrySet()) {
+                try (RRef<List<Tensor>> locals = agent.remote(group.getKey().name(), OptimizerCalls::localValues,
+                        group.getValue())) {
+                    built.add(build(locals, factory));
+                }
             }
-        }
-        // Creation errors (a factory that throws) surface here, not at the first step.
-        for (RRef<? extends Optimizer> optimizer : built) {
-            optimizer.rpcSync(OptimizerCalls::ready);
+            // Creation errors (a factory that throws) surface here, not at the first step.
+            for (RRef<? extends Optimizer> optimizer : built) {
+                optimizer.rpcSync(OptimizerCalls::ready);
+            }
+        } catch (RuntimeException | Error e) {
+            // nobody will hold this optimizer to close it: the owners whose factories worked let theirs go now
+            built.forEach(RRef::close);
+            throw e;
         }
         this.optimizers = List.copyOf(built);
     }

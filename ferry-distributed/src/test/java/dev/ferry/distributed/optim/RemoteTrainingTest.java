@@ -16,12 +16,14 @@ import dev.ferry.tensor.optim.SGD;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link RemoteModule} and {@link DistributedOptimizer} on three workers over loopback, after
@@ -118,8 +120,7 @@ class RemoteTrainingTest extends ThreeWorkers {
 
         try (RemoteModule<Linear> hidden = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
              RemoteModule<Linear> output = RemoteModule.create(worker0, "worker2", TrainingFunctions::output)) {
-            List<RRef<Tensor>> params = new ArrayList<>(hidden.remoteParameters());
-            params.addAll(output.remoteParameters());
+            List<RRef<Tensor>> params = parametersOf(hidden, output);
             try (DistributedOptimizer optimizer = new DistributedOptimizer(worker0, p -> new SGD(p, 0.1), params);
                  DistAutogradContext context = DistAutograd.context(worker0)) {
                 assertThat(optimizer.owners()).extracting(w -> w.name()).containsExactly("worker1", "worker2");
@@ -160,8 +161,7 @@ class RemoteTrainingTest extends ThreeWorkers {
     void trainingARemoteModelLowersItsLoss() {
         try (RemoteModule<Linear> hidden = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
              RemoteModule<Linear> output = RemoteModule.create(worker0, "worker2", TrainingFunctions::output)) {
-            List<RRef<Tensor>> params = new ArrayList<>(hidden.remoteParameters());
-            params.addAll(output.remoteParameters());
+            List<RRef<Tensor>> params = parametersOf(hidden, output);
             Tensor x = Tensors.rand(new Generator(3), 32, 3);
             Tensor y = x.sum(1).view(32, 1);
             double first = Double.NaN;
@@ -179,6 +179,39 @@ class RemoteTrainingTest extends ThreeWorkers {
             }
             assertThat(last).isLessThan(first / 4);
         }
+    }
+
+    @Test
+    void aFactoryFailingOnOneOwnerLeavesNoOptimizerOnTheOthers() {
+        try (RemoteModule<Linear> hidden = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
+             RemoteModule<Linear> output = RemoteModule.create(worker0, "worker2", TrainingFunctions::output)) {
+            List<RRef<Tensor>> params = parametersOf(hidden, output);
+            String before = ownedOn(1);
+
+            // worker2's parameters (the output layer's weight is [1, 4]) make its factory throw
+            assertThatThrownBy(() -> new DistributedOptimizer(worker0, p -> {
+                if (p.get(0).size(0) == 1) {
+                    throw new IllegalStateException("Error creating optimizer.");
+                }
+                return new SGD(p, 0.1);
+            }, params)).isInstanceOf(RpcException.class).hasMessageContaining("Error creating optimizer.");
+
+            // the optimizer already built on worker1 is released, not left for the garbage collector
+            await().atMost(Duration.ofSeconds(10)).until(() -> ownedOn(1).equals(before));
+            params.forEach(RRef::close);
+        }
+    }
+
+    private static List<RRef<Tensor>> parametersOf(RemoteModule<?>... modules) {
+        List<RRef<Tensor>> params = new ArrayList<>();
+        for (RemoteModule<?> module : modules) {
+            params.addAll(module.remoteParameters());
+        }
+        return params;
+    }
+
+    private static String ownedOn(int worker) {
+        return cluster.agent(worker).getDebugInfo().get("rref.num_owner_rrefs");
     }
 
     @Test
