@@ -823,8 +823,16 @@ public sealed class Tensor permits Parameter {
         return ShapeOps.split(this, size, dim);
     }
 
-    /** Splits into {@code chunks} nearly equal pieces along {@code dim}. */
+    /**
+     * Splits into {@code chunks} nearly equal pieces along {@code dim} (fewer when the dimension is
+     * shorter).
+     *
+     * @throws IllegalArgumentException if {@code chunks} is not positive
+     */
     public List<Tensor> chunk(int chunks, int dim) {
+        if (chunks <= 0) {
+            throw new IllegalArgumentException("chunk expects `chunks` to be greater than 0, got: " + chunks);
+        }
         int n = size(dim);
         return split(Math.max(1, (n + chunks - 1) / chunks), dim);
     }

@@ -95,6 +95,12 @@ class TensorCoreTest {
         assertThat(Tensors.stack(List.of(a, a), 2).shape()).containsExactly(2, 2, 2);
         assertThat(Tensors.arange(7).split(3, 0)).hasSize(3);
         assertThat(Tensors.arange(7).chunk(2, 0).get(1).toLongArray()).containsExactly(4, 5, 6);
+        assertThat(Tensors.arange(3).chunk(5, 0)).as("fewer pieces than asked, as PyTorch").hasSize(3);
+        for (int chunks : new int[] {0, -2}) { // were an ArithmeticException and three pieces
+            assertThatThrownBy(() -> Tensors.arange(7).chunk(chunks, 0))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessage("chunk expects `chunks` to be greater than 0, got: " + chunks);
+        }
         assertThatThrownBy(() -> Tensors.cat(List.of(a, Tensors.zeros(1, 3)), 0))
                 .hasMessageContaining("Sizes of tensors must match except in dimension 0");
     }
