@@ -111,6 +111,9 @@ public final class MultiNodeRun implements AutoCloseable {
       NodeRendezvous.RoundOutcome outcome = runRound(plan, restarts);
       rendezvous.leave(plan);
       if (outcome.succeeded()) {
+        err.println("ferry run: all " + plan.placement().worldSize() + " workers on " + plan.placement().nodes()
+            + " nodes exited with code 0" + (restarts > 0 ? " (after " + restarts + " restart"
+            + (restarts == 1 ? "" : "s") + ")" : ""));
         return 0;
       }
       err.println("ferry run: " + outcome.description());
@@ -118,7 +121,7 @@ public final class MultiNodeRun implements AutoCloseable {
         err.println("ferry run: restarting the world with the new node");
         continue;
       }
-      if (closed || restarts >= maxRestarts) {
+      if (closed || restarts >= maxRestarts || rendezvous.lost()) {
         return outcome.exitCode();
       }
       restarts++;

@@ -16,6 +16,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -34,12 +35,15 @@ import java.util.function.Consumer;
  *                    slot 0 (dynamic) closes the round: "r/closed" = nodes, once MAX arrived or MIN
  *                    arrived and the last call passed; static rounds hold exactly N
  *                    read every node: this node's first global rank, the world size, node 0's master
- *   watch(round)     get "r/over" in the background: another node's failure stops this node's workers;
- *                    with sessions, a registration gone without "r/done/slot" fails the round too
- *                    (that node's launcher died)
+ *   watch(round)     get "r/over" in the background: another node's failure stops this node's workers,
+ *                    and so does losing the store (static: node 0's launcher died)
+ *                    a node whose launcher died without "r/done/slot" fails the round too: with sessions
+ *                    its registration expires; without (static) every node adds to "r/beat/slot" each
+ *                    second, and one not heard from for {@link #LAUNCHER_SILENCE} is gone
  *   succeeded(round) set "r/done/slot"; add("r/finished", 1); the last node sets "r/over" = "ok"; wait for "r/over"
  *   failed(round)    compareSet "r/over" = "failed|code|what" (the first failure wins)
- *   leave(round)     add("r/left", 1); static node 0 waits for every node before it stops serving
+ *   leave(round)     add("r/left", 1); static node 0 waits for every node but those found gone ("r/gone/slot")
+ *                    before it stops serving
  * </pre>
  *
  * <p>Node 0 of a static job serves the TCP store at the endpoint, so it must run on that host; its
@@ -47,10 +51,22 @@ import java.util.function.Consumer;
  * for {@link #watch}, whose callback runs on its own thread.
  */
 public final class NodeRendezvous implements AutoCloseable {
+  /** The exit code of a round that ended because the job's store went away. */
+  static final int EXIT_STORE_LOST = 1;
+
+  /** How often a launcher says it is alive where the store cannot tell (no sessions: static). */
+  static final Duration BEAT_INTERVAL = Duration.ofSeconds(1);
+  /**
+   * A launcher that has not said it is alive for this long, and has not finished, is gone (SIGKILL,
+   * a crashed host): ten beats, so that a launcher on a loaded host is not declared gone by mistake.
+   */
+  public static final Duration LAUNCHER_SILENCE = Duration.ofSeconds(10);
 
   private final JobRendezvousSpec spec;
   private final Store store;
   private final String localAddress;
+  private volatile boolean closed;
+  private volatile boolean lost;
 
   /** One round's agreement: where this node's workers sit and where rank 0 listens. */
   public record RoundPlan(int round, NodePlacement placement, int slot, String masterAddr, int masterPort,
@@ -256,81 +272,147 @@ public final class NodeRendezvous implements AutoCloseable {
 
   /**
    * Calls {@code onOutcome} on a background thread once round {@code plan.round()} is over for the
-   * job (another node failed, or every node finished); ends quietly when this rendezvous closes.
+   * job (another node failed, or every node finished), or the job's store is lost before that (a
+   * failure: static, node 0's launcher is gone); ends quietly when this rendezvous closes. Until the
+   * round is over this node also tells the others it is alive, and fails the round for every node if
+   * another node's launcher is gone before its workers finished.
    */
   public void watch(RoundPlan plan, Consumer<RoundOutcome> onOutcome) {
     String over = "r" + plan.round() + "/over";
     Thread.ofPlatform().daemon().name("ferry-run-round-" + plan.round()).start(() -> {
+      RoundOutcome outcome;
       try {
-        onOutcome.accept(RoundOutcome.parse(new String(store.get(over, Duration.ZERO), UTF_8)));
-      } catch (RpcException closed) {
-        // the rendezvous closed: the launcher is done
+        outcome = RoundOutcome.parse(new String(store.get(over, Duration.ZERO), UTF_8));
+      } catch (RpcException e) {
+        if (closed) {
+          return; // the launcher is done
+        }
+        outcome = storeLost(e);
       }
+      onOutcome.accept(outcome);
     });
-    if (store.hasSessions()) {
-      Thread.ofPlatform().daemon().name("ferry-run-nodes-" + plan.round()).start(() -> watchNodes(plan));
+    Thread.ofPlatform().daemon().name("ferry-run-nodes-" + plan.round()).start(() -> watchNodes(plan));
+  }
+
+  /**
+   * Checks every {@link #BEAT_INTERVAL}, until the round is over, that the other nodes' launchers
+   * are alive, and fails the round for every node (as if one of its workers had failed) when one is
+   * gone before saying it finished. Where registrations are ephemeral, one that expired says so;
+   * elsewhere this node adds to its own beat counter and watches the others' (a store has no watch
+   * for deletions or counters: poll).
+   */
+  private void watchNodes(RoundPlan plan) {
+    String r = "r" + plan.round() + "/";
+    int nodes = plan.placement().nodes();
+    long[] beats = new long[nodes];
+    long[] heardNanos = new long[nodes];
+    Arrays.fill(heardNanos, System.nanoTime()); // every node gets the whole silence to beat once
+    try {
+      while (!store.check(List.of(r + "over"))) {
+        if (!store.hasSessions()) {
+          store.add(r + "beat/" + plan.slot(), 1);
+        }
+        long now = System.nanoTime();
+        for (int node = 0; node < nodes; node++) {
+          if (store.check(List.of(r + "done/" + node))) {
+            continue;
+          }
+          String gone = null;
+          if (store.hasSessions()) {
+            if (!store.check(List.of(r + "node/" + node))) {
+              gone = "its registration in the " + spec.backend().name().toLowerCase() + " store expired";
+            }
+          } else if (node != plan.slot()) {
+            long beat = store.add(r + "beat/" + node, 0);
+            if (beat != beats[node]) {
+              beats[node] = beat;
+              heardNanos[node] = now;
+            } else if (now - heardNanos[node] > LAUNCHER_SILENCE.toNanos()) {
+              gone = "not heard from for " + Elapsed.format(LAUNCHER_SILENCE);
+            }
+          }
+          if (gone != null) {
+            store.set(r + "gone/" + node, new byte[0]); // node 0 of a static job waits in leave() for all but these
+            failed(plan, 1, "node" + node + "'s launcher is gone (" + gone + " before its workers finished)");
+            return;
+          }
+        }
+        LockSupport.parkNanos(BEAT_INTERVAL.toNanos());
+      }
+    } catch (RpcException lost) {
+      // the rendezvous closed (the launcher is done), or the store is lost, which the round's watch reports
     }
   }
 
   /**
-   * Where registrations are ephemeral: a node whose registration expired without its saying it
-   * finished lost its launcher (SIGKILL, a crashed host), so the round fails for every node, as if
-   * one of its workers had failed. A store has no watch for deletions, so this checks every second
-   * until the round is over.
+   * The round's outcome when the job's store went away before the round was over: every node's
+   * launcher must stop its workers, since it can neither hear of the others nor tell them.
    */
-  private void watchNodes(RoundPlan plan) {
-    String r = "r" + plan.round() + "/";
-    try {
-      while (!store.check(List.of(r + "over"))) {
-        for (int node = 0; node < plan.placement().nodes(); node++) {
-          if (!store.check(List.of(r + "node/" + node)) && !store.check(List.of(r + "done/" + node))) {
-            failed(plan, 1, "node" + node + "'s launcher is gone (its registration in the " + spec.backend().name()
-                .toLowerCase() + " store expired before its workers finished)");
-            return;
-          }
-        }
-        LockSupport.parkNanos(TimeUnit.SECONDS.toNanos(1));
-      }
-    } catch (RpcException closed) {
-      // the rendezvous closed: the launcher is done
-    }
+  private RoundOutcome storeLost(RpcException e) {
+    lost = true;
+    return new RoundOutcome(false, EXIT_STORE_LOST, "lost the job's rendezvous store at " + spec.endpoint()
+        + (spec.backend() == RendezvousBackend.STATIC ? ", which node0's launcher served: it is gone" : "")
+        + " (" + e.getMessage() + ")");
   }
 
   /** Reports that this node's workers all succeeded, and waits (bounded) for the job's outcome. */
   public RoundOutcome succeeded(RoundPlan plan) {
     String r = "r" + plan.round() + "/";
-    store.set(r + "done/" + plan.slot(), new byte[0]); // before leaving: its registration may go, it did not fail
-    if (store.add(r + "finished", 1) == plan.placement().nodes()) {
-      store.compareSet(r + "over", new byte[0], "ok".getBytes(UTF_8));
-    }
     try {
+      store.set(r + "done/" + plan.slot(), new byte[0]); // before leaving: its registration may go, it did not fail
+      if (store.add(r + "finished", 1) == plan.placement().nodes()) {
+        store.compareSet(r + "over", new byte[0], "ok".getBytes(UTF_8));
+      }
       return RoundOutcome.parse(new String(store.get(r + "over", JobRendezvousSpec.EXIT_BARRIER), UTF_8));
     } catch (StoreTimeoutException e) {
       return new RoundOutcome(false, 1, "other nodes did not finish within "
           + JobRendezvousSpec.EXIT_BARRIER.toMinutes() + " min of node " + plan.slot());
+    } catch (RpcException e) {
+      return storeLost(e);
     }
   }
 
-  /** Reports a failure on this node; returns the job's outcome (an earlier failure elsewhere wins). */
+  /**
+   * Reports a failure on this node; returns the job's outcome (an earlier failure elsewhere wins).
+   * Without the store this node's own failure is the outcome, though the other nodes cannot be told.
+   */
   public RoundOutcome failed(RoundPlan plan, int exitCode, String description) {
     String mine = new RoundOutcome(false, exitCode, description).encode();
-    byte[] held = store.compareSet("r" + plan.round() + "/over", new byte[0], mine.getBytes(UTF_8));
-    return RoundOutcome.parse(new String(held, UTF_8));
+    try {
+      byte[] held = store.compareSet("r" + plan.round() + "/over", new byte[0], mine.getBytes(UTF_8));
+      return RoundOutcome.parse(new String(held, UTF_8));
+    } catch (RpcException e) {
+      return new RoundOutcome(false, exitCode, description + "; " + storeLost(e).description());
+    }
   }
 
   /**
    * Says this node has seen the round's outcome and is done with the store. Node 0 of a static job
-   * then waits (at most 30 s) for every node to say so, since closing ends the store they read.
+   * then waits (at most 30 s) for every node not found gone to say so, since closing ends the store
+   * they read.
    */
   public void leave(RoundPlan plan) {
     String left = "r" + plan.round() + "/left";
-    store.add(left, 1);
-    if (spec.backend() == RendezvousBackend.STATIC && plan.slot() == 0) {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (store.add(left, 0) < plan.placement().nodes() && System.nanoTime() - deadline < 0) {
-        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // a counter has no watch: poll it
+    try {
+      store.add(left, 1);
+      if (spec.backend() == RendezvousBackend.STATIC && plan.slot() == 0) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (store.add(left, 0) < plan.placement().nodes() - gone(plan) && System.nanoTime() - deadline < 0) {
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // a counter has no watch: poll it
+        }
       }
+    } catch (RpcException lost) {
+      // the store is gone: there is no one left to tell, and the round's outcome already says so
     }
+  }
+
+  /** How many of the round's nodes were found gone: they will never say they left. */
+  private int gone(RoundPlan plan) {
+    int gone = 0;
+    for (int node = 0; node < plan.placement().nodes(); node++) {
+      gone += store.check(List.of("r" + plan.round() + "/gone/" + node)) ? 1 : 0;
+    }
+    return gone;
   }
 
   private static InetAddress inetAddress(String address) {
@@ -341,9 +423,15 @@ public final class NodeRendezvous implements AutoCloseable {
     }
   }
 
+  /** Whether the job's store went away under this node: no later round can meet there. */
+  public boolean lost() {
+    return lost;
+  }
+
   /** Leaves the job's store (node 0 of a static job stops serving it). */
   @Override
   public void close() {
+    closed = true;
     store.close();
   }
 }

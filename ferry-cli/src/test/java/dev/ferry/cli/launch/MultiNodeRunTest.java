@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailFirstAttempt;
 import dev.ferry.cli.testworkers.FailOnRank;
+import dev.ferry.cli.testworkers.Sleeper;
+import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,29 +34,84 @@ class MultiNodeRunTest {
     }
   }
 
+  private static final String TOKEN = "a-token-shared-by-the-test-nodes-0123456789";
+
   private static List<Node> nodes(int count, int maxRestarts, Class<?> main, String... args) {
     String endpoint = "127.0.0.1:" + FreePorts.pick();
     String job = "job" + JOBS.incrementAndGet();
     List<Node> nodes = new ArrayList<>();
     for (int rank = 0; rank < count; rank++) {
-      ByteArrayOutputStream out = new ByteArrayOutputStream();
-      ByteArrayOutputStream err = new ByteArrayOutputStream();
-      JobRendezvousSpec job0 = new JobRendezvousSpec(RendezvousBackend.STATIC, endpoint, job, count, count, rank,
-          "127.0.0.1", "a-token-shared-by-the-test-nodes-0123456789");
-      WorkerGroupSpec workers = TestWorkers.spec(main, 2, args).build();
-      nodes.add(new Node(new MultiNodeRun(job0, workers, maxRestarts, null,
-          new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8)), out, err));
+      nodes.add(node(endpoint, job, rank, count, maxRestarts, main, args));
     }
     return nodes;
+  }
+
+  private static Node node(String endpoint, String job, int rank, int count, int maxRestarts, Class<?> main,
+      String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    JobRendezvousSpec job0 = new JobRendezvousSpec(RendezvousBackend.STATIC, endpoint, job, count, count, rank,
+        "127.0.0.1", TOKEN);
+    WorkerGroupSpec workers = TestWorkers.spec(main, 2, args).build();
+    return new Node(new MultiNodeRun(job0, workers, maxRestarts, null,
+        new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8)), out, err);
+  }
+
+  /** Another node's {@code ferry run} in a JVM of its own (so that it can be killed), its output gathered. */
+  private record Launcher(Process process, StringBuffer output) {
+    static Launcher start(String endpoint, String job, int rank) throws Exception {
+      List<String> command = new ArrayList<>();
+      command.add(JavaExecutable.current().toString());
+      command.addAll(JvmFlags.defaults());
+      command.addAll(List.of("-cp", System.getProperty("java.class.path"), "dev.ferry.cli.FerryCli", "run",
+          "--no-aot-cache", "--nnodes", "2", "--nproc-per-node", "2", "--node-rank", Integer.toString(rank),
+          "--rdzv-endpoint", endpoint, "--rdzv-id", job, "--local-addr", "127.0.0.1", "--grace-period", "3s",
+          "--classpath", TestWorkers.classpath()));
+      TestWorkers.FAST_JVM.forEach(option -> command.add("--jvm-arg=" + option));
+      command.add(Sleeper.class.getName());
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+      builder.environment().put(WorkerEnvironment.FERRY_AUTH_TOKEN, TOKEN);
+      Launcher launcher = new Launcher(builder.start(), new StringBuffer());
+      Thread.ofPlatform().daemon().start(() -> {
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(launcher.process().getInputStream(), UTF_8))) {
+          for (String line; (line = lines.readLine()) != null; ) {
+            launcher.output().append(line).append('\n');
+          }
+        } catch (java.io.IOException e) {
+          launcher.output().append(e).append('\n');
+        }
+      });
+      return launcher;
+    }
+
+    /** Kills the launcher with SIGKILL, which can neither stop its workers nor tell the other nodes; returns them. */
+    List<ProcessHandle> kill() {
+      List<ProcessHandle> orphans = process.descendants().toList();
+      process.destroyForcibly();
+      return orphans;
+    }
+  }
+
+  /** Waits (bounded) until {@code text} shows {@code expected}. */
+  private static void awaitOutput(java.util.function.Supplier<String> text, String expected) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    while (!text.get().contains(expected)) {
+      assertThat(System.nanoTime() - deadline).as("waiting for '%s' in:%n%s", expected, text.get()).isNegative();
+      java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
+    }
+  }
+
+  private static CompletableFuture<Integer> callInBackground(Node node) {
+    CompletableFuture<Integer> code = new CompletableFuture<>();
+    Thread.ofPlatform().daemon().start(() -> code.complete(node.run().call()));
+    return code;
   }
 
   private static List<Integer> runAll(List<Node> nodes) throws Exception {
     List<CompletableFuture<Integer>> codes = new ArrayList<>();
     for (Node node : nodes) {
-      CompletableFuture<Integer> code = new CompletableFuture<>();
       // a thread per node: the common pool may have a single thread on 2 cores, and the nodes wait for each other
-      Thread.ofPlatform().daemon().start(() -> code.complete(node.run().call()));
-      codes.add(code);
+      codes.add(callInBackground(node));
     }
     try {
       List<Integer> results = new ArrayList<>();
@@ -98,5 +156,59 @@ class MultiNodeRunTest {
         "[node0/worker0] attempt 1 rank 0 of 4", "[node0/worker1] attempt 1 rank 1 of 4");
     assertThat(nodes.get(1).output()).contains("[node1/worker2] attempt 1 rank 2 of 4",
         "[node1/worker3] attempt 1 rank 3 of 4");
+  }
+
+  @Test
+  void aLauncherKilledOnAnotherNodeStopsThisNodeOnceItIsNotHeardFrom() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Node node0 = node(endpoint, job, 0, 2, 0, Sleeper.class);
+    CompletableFuture<Integer> code = callInBackground(node0);
+    Launcher node1 = Launcher.start(endpoint, job, 1);
+    List<ProcessHandle> orphans = List.of();
+    try {
+      awaitOutput(node0::output, "[node0/worker1] ready");
+      awaitOutput(node1.output()::toString, "[node1/worker3] ready");
+      awaitOutput(node1.output()::toString, "[node1/worker2] ready");
+      long killed = System.nanoTime();
+      orphans = node1.kill();
+
+      // bounded: the silence, a beat, and stopping this node's workers (3 s grace)
+      assertThat(code.get(NodeRendezvous.LAUNCHER_SILENCE.toSeconds() + 30, TimeUnit.SECONDS)).as(node0.output())
+          .isEqualTo(1);
+      assertThat(System.nanoTime() - killed).isGreaterThanOrEqualTo(NodeRendezvous.LAUNCHER_SILENCE.toNanos());
+      assertThat(node0.output()).contains("ferry run: node1's launcher is gone (not heard from for "
+          + Elapsed.format(NodeRendezvous.LAUNCHER_SILENCE) + " before its workers finished)");
+    } finally {
+      orphans.forEach(ProcessHandle::destroyForcibly);
+      node1.process().destroyForcibly();
+      node0.run().close();
+    }
+  }
+
+  @Test
+  void losingNodeZerosLauncherWhichServesTheStoreStopsTheOtherNodesAtOnceSayingSo() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Launcher node0 = Launcher.start(endpoint, job, 0);
+    Node node1 = node(endpoint, job, 1, 2, 1, Sleeper.class); // a restart cannot help: the store is gone
+    CompletableFuture<Integer> code = callInBackground(node1);
+    List<ProcessHandle> orphans = List.of();
+    try {
+      awaitOutput(node0.output()::toString, "[node0/worker1] ready");
+      awaitOutput(node0.output()::toString, "[node0/worker0] ready");
+      awaitOutput(node1::output, "[node1/worker3] ready");
+      orphans = node0.kill();
+
+      // its workers were stopped (3 s grace) well before anyone could have noticed a silence
+      assertThat(code.get(NodeRendezvous.LAUNCHER_SILENCE.toSeconds(), TimeUnit.SECONDS)).as(node1.output())
+          .isEqualTo(1);
+      assertThat(node1.output()).contains("ferry run: lost the job's rendezvous store at " + endpoint
+          + ", which node0's launcher served: it is gone").doesNotContain("\tat dev.ferry", "restarting the world");
+    } finally {
+      orphans.forEach(ProcessHandle::destroyForcibly);
+      node0.process().destroyForcibly();
+      node1.run().close();
+    }
   }
 }
