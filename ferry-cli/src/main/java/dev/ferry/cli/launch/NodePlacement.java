@@ -48,4 +48,13 @@ public record NodePlacement(int nodeRank, int nodes, int firstRank, int worldSiz
   public String label(int localRank) {
     return multiNode() ? "node" + nodeRank + "/worker" + globalRank(localRank) : Integer.toString(localRank);
   }
+
+  /**
+   * How the launcher's own reports name local worker {@code localRank}: {@code rank 3} on a single
+   * node, {@code node1/worker3} (as its output lines are prefixed) when the world spans nodes, so
+   * that a report never names a worker by a local rank the others know by another number.
+   */
+  public String describe(int localRank) {
+    return multiNode() ? label(localRank) : "rank " + localRank;
+  }
 }

@@ -68,7 +68,7 @@ final class ProcessTerminator {
         interrupted = true;
       }
       stubborn.stream().filter(w -> !w.hasExited()).forEach(w ->
-          log.error("rank {} (pid {}) survived SIGKILL for {}", w.rank(), w.process().pid(), Elapsed.format(KILL_WAIT)));
+          log.error("{} (pid {}) survived SIGKILL for {}", w.name(), w.process().pid(), Elapsed.format(KILL_WAIT)));
     }
     if (interrupted) {
       Thread.currentThread().interrupt();
@@ -90,7 +90,11 @@ final class ProcessTerminator {
     }
   }
 
+  /** "ranks 0, 2" on a single node; "node1/worker2, node1/worker3" (their own names) across nodes. */
   private static String ranks(List<Worker> workers) {
+    if (workers.get(0).placement().multiNode()) {
+      return workers.stream().map(Worker::name).collect(Collectors.joining(", "));
+    }
     return (workers.size() == 1 ? "rank " : "ranks ")
         + workers.stream().map(w -> Integer.toString(w.rank())).collect(Collectors.joining(", "));
   }

@@ -15,6 +15,8 @@ final class Worker {
   private static final Logger log = LoggerFactory.getLogger(WorkerGroup.class);
 
   private final int rank;
+  private final NodePlacement placement;
+  private final String name;
   private final Process process;
   private final long groupStartNanos;
   private final List<LinePump> pumps = new ArrayList<>();
@@ -23,8 +25,10 @@ final class Worker {
   private volatile boolean stopRequested;
   private volatile long exitNanos;
 
-  private Worker(int rank, Process process, long groupStartNanos) {
+  private Worker(int rank, NodePlacement placement, Process process, long groupStartNanos) {
     this.rank = rank;
+    this.placement = placement;
+    this.name = placement.describe(rank);
     this.process = process;
     this.groupStartNanos = groupStartNanos;
   }
@@ -34,7 +38,7 @@ final class Worker {
    * caller writes to it, and calls {@code onExit} (from a JDK thread) once the process has exited.
    */
   static Worker started(int rank, Process process, WorkerGroupSpec spec, long groupStartNanos, Consumer<Worker> onExit) {
-    Worker worker = new Worker(rank, process, groupStartNanos);
+    Worker worker = new Worker(rank, spec.placement(), process, groupStartNanos);
     if (spec.stdout() == OutputMode.FORWARD) {
       worker.pumps.add(LinePump.start(rank, WorkerStream.STDOUT, process.getInputStream(), spec.outputCharset(), spec.sink()));
     }
@@ -61,11 +65,11 @@ final class Worker {
     Duration elapsed = Elapsed.since(groupStartNanos, exitNanos);
     int code = process.exitValue();
     if (stopRequested && endedBySignal(code)) {
-      log.info("rank {} (pid {}) stopped, exit code {}, after {}", rank, process.pid(), code, Elapsed.format(elapsed));
+      log.info("{} (pid {}) stopped, exit code {}, after {}", name, process.pid(), code, Elapsed.format(elapsed));
     } else if (code == 0) {
-      log.info("rank {} (pid {}) exited with code 0 after {}", rank, process.pid(), Elapsed.format(elapsed));
+      log.info("{} (pid {}) exited with code 0 after {}", name, process.pid(), Elapsed.format(elapsed));
     } else {
-      log.warn("rank {} (pid {}) exited with code {} after {}", rank, process.pid(), code, Elapsed.format(elapsed));
+      log.warn("{} (pid {}) exited with code {} after {}", name, process.pid(), code, Elapsed.format(elapsed));
     }
     // Completed only after exitNanos is recorded, so whoever waits on it sees it.
     exited.complete(this);
@@ -74,6 +78,16 @@ final class Worker {
 
   int rank() {
     return rank;
+  }
+
+  /** How the launcher's reports name this worker: {@link NodePlacement#describe}. */
+  String name() {
+    return name;
+  }
+
+  /** Where this worker's node sits in the world. */
+  NodePlacement placement() {
+    return placement;
   }
 
   Process process() {
@@ -137,7 +151,7 @@ final class Worker {
     for (LinePump pump : pumps) {
       long left = deadlineNanos - System.nanoTime();
       if (left <= 0 || !pump.awaitEnd(Duration.ofNanos(left))) {
-        log.debug("rank {}: output still open (a child process may hold the pipe); not waiting", rank);
+        log.debug("{}: output still open (a child process may hold the pipe); not waiting", name);
         return;
       }
     }
@@ -147,7 +161,7 @@ final class Worker {
     try {
       process.getOutputStream().close();
     } catch (IOException e) {
-      log.debug("rank {}: closing stdin failed: {}", rank, e.toString());
+      log.debug("{}: closing stdin failed: {}", name, e.toString());
     }
   }
 }

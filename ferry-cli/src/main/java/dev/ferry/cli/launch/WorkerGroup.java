@@ -334,7 +334,7 @@ public final class WorkerGroup implements AutoCloseable {
         if (failure != null) {
           outcome = GroupResult.Outcome.FAILED;
           ProcessTerminator.awaitExit(workers, SETTLE);
-          ProcessTerminator.stop(workers, spec.terminationGrace(), "rank " + failure.rank() + " failed");
+          ProcessTerminator.stop(workers, spec.terminationGrace(), failure.name() + " failed");
           break;
         }
         if (workers.stream().allMatch(Worker::hasExited)) {

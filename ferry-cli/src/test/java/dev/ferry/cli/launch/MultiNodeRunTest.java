@@ -60,6 +60,10 @@ class MultiNodeRunTest {
   /** Another node's {@code ferry run} in a JVM of its own (so that it can be killed), its output gathered. */
   private record Launcher(Process process, StringBuffer output) {
     static Launcher start(String endpoint, String job, int rank) throws Exception {
+      return start(endpoint, job, rank, Sleeper.class);
+    }
+
+    static Launcher start(String endpoint, String job, int rank, Class<?> main, String... args) throws Exception {
       List<String> command = new ArrayList<>();
       command.add(JavaExecutable.current().toString());
       command.addAll(JvmFlags.defaults());
@@ -68,7 +72,8 @@ class MultiNodeRunTest {
           "--rdzv-endpoint", endpoint, "--rdzv-id", job, "--local-addr", "127.0.0.1", "--grace-period", "3s",
           "--classpath", TestWorkers.classpath()));
       TestWorkers.FAST_JVM.forEach(option -> command.add("--jvm-arg=" + option));
-      command.add(Sleeper.class.getName());
+      command.add(main.getName());
+      command.addAll(List.of(args));
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
       builder.environment().put(WorkerEnvironment.FERRY_AUTH_TOKEN, TOKEN);
       Launcher launcher = new Launcher(builder.start(), new StringBuffer());
@@ -138,6 +143,31 @@ class MultiNodeRunTest {
     String masterPort = node0.lines().filter(l -> l.startsWith("[node0/worker0] MASTER_PORT=")).findFirst()
         .orElseThrow().substring("[node0/worker0] ".length());
     assertThat(node1).contains("[node1/worker2] " + masterPort);
+    assertThat(node0).contains("ferry run: all 4 workers on 2 nodes exited with code 0");
+    assertThat(node1).contains("ferry run: all 4 workers on 2 nodes exited with code 0");
+  }
+
+  @Test
+  void theLaunchersOwnReportsNameEachWorkerAsItsOutputLinesDo() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Launcher node0 = Launcher.start(endpoint, job, 0, FailOnRank.class, "3", "7");
+    Launcher node1 = Launcher.start(endpoint, job, 1, FailOnRank.class, "3", "7");
+    try {
+      assertThat(node0.process().waitFor(90, TimeUnit.SECONDS)).as(node0.output().toString()).isTrue();
+      assertThat(node1.process().waitFor(30, TimeUnit.SECONDS)).as(node1.output().toString()).isTrue();
+      assertThat(node1.process().exitValue()).isEqualTo(7);
+      // node 1's local ranks 0 and 1 are the world's workers 2 and 3: its reports say so, as its output lines do
+      String reports = node1.output().toString();
+      assertThat(reports).containsPattern("node1/worker3 \\(pid \\d+\\) exited with code 7 after ")
+          .contains("[node1/worker3] rank 3 failing on purpose", "stopping node1/worker2 (node1/worker3 failed)")
+          .containsPattern("node1/worker2 \\(pid \\d+\\) stopped, exit code 143")
+          .doesNotContainPattern("rank [01] \\(pid");
+      assertThat(node0.output().toString()).contains("stopping node0/worker0, node0/worker1 (the worker group is closing)");
+    } finally {
+      node0.process().destroyForcibly();
+      node1.process().destroyForcibly();
+    }
   }
 
   @Test
