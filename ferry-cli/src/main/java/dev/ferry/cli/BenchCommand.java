@@ -42,8 +42,10 @@ final class BenchCommand implements Callable<Integer> {
       Class<?> type = Class.forName(mainClass, true, Thread.currentThread().getContextClassLoader());
       main = type.getMethod("main", String[].class);
     } catch (ClassNotFoundException e) {
+      // The binary distribution lists this command too but leaves ferry-bench out of its lib/.
       err.println("ferry bench: " + mainClass + " is not on the class path; build ferry-bench ('./ferry build') "
-          + "and start through the ferry script, whose class path includes ferry-bench/target");
+          + "and start through the ferry script of a source checkout, whose class path includes ferry-bench/target "
+          + "(the binary distribution does not include the benchmarks)");
       return 1;
     } catch (NoSuchMethodException e) {
       err.println("ferry bench: " + mainClass + " has no public main(String[]) method");

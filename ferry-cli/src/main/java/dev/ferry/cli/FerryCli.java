@@ -59,11 +59,31 @@ public final class FerryCli implements Runnable {
     cli.getSubcommands().get("bench").setUnmatchedOptionsArePositionalParams(true);
     cli.setOut(new PrintWriter(out, true));
     cli.setErr(new PrintWriter(err, true));
+    cli.setParameterExceptionHandler(FerryCli::usageError);
     return cli.execute(args);
+  }
+
+  /**
+   * A command line that cannot be parsed: the message, then where to read more. Picocli's default
+   * prints the command's whole help after the message, and {@code ferry run}'s runs to a hundred
+   * lines, so the one line that says what is wrong scrolled away above them. A command that lists
+   * subcommands ({@code ferry}, {@code ferry jfr}) keeps its short usage: it says what to type.
+   */
+  private static int usageError(CommandLine.ParameterException e, String[] args) {
+    CommandLine command = e.getCommandLine();
+    PrintWriter err = command.getErr();
+    err.println(command.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+    CommandLine.UnmatchedArgumentException.printSuggestions(e, err);
+    if (!command.getSubcommands().isEmpty()) {
+      command.usage(err);
+    } else {
+      err.println("See '" + command.getCommandSpec().qualifiedName() + " --help' for its options.");
+    }
+    return command.getCommandSpec().exitCodeOnInvalidInput();
   }
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: use 'run' or 'bench' (see --help)");
+    throw new CommandLine.ParameterException(spec.commandLine(), "Missing command: use 'run', 'jfr' or 'bench' (see --help)");
   }
 }

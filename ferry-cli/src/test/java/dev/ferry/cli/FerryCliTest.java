@@ -149,6 +149,24 @@ class FerryCliTest {
   }
 
   @Test
+  void aBadCommandLineIsOneLineThatSaysWhatIsWrongAndWhereToReadMoreNotTheWholeHelp() {
+    assertThat(ferry("run", "--nprocs", "2", "a.B")).isEqualTo(2);
+    assertThat(err().lines().toList()).first().isEqualTo("ferry run: Unknown option: '--nprocs'");
+    assertThat(err()).contains("--nproc", "See 'ferry run --help' for its options.").doesNotContain("--grace-period");
+    assertThat(err().lines().count()).isLessThan(6);
+    assertThat(out()).isEmpty();
+
+    err.reset();
+    assertThat(ferry("run", "-jar", "no-such.jar")).isEqualTo(2);
+    assertThat(err().lines().toList()).containsExactly("ferry run: -jar no-such.jar: no such file",
+        "See 'ferry run --help' for its options.");
+
+    err.reset();
+    assertThat(ferry("jfr")).isEqualTo(2); // a command of commands shows them: they are what to type
+    assertThat(err()).startsWith("ferry jfr: Missing command: use 'summary'").contains("Commands:", "summary");
+  }
+
+  @Test
   void maxRestartsOnOneNodeRestartsTheGroup() {
     int code = run("--nproc", "2", "--max-restarts", "1", FailFirstAttempt.class.getName(), "1", "5");
     assertThat(code).as(err()).isZero();
