@@ -97,7 +97,7 @@ public final class MultiNodeRun implements AutoCloseable {
     for (int round = 0; ; round++) {
       NodeRendezvous.RoundPlan plan;
       try {
-        plan = rendezvous.join(round, workers.nproc());
+        plan = rendezvous.join(round, workers.nproc(), waiting -> err.println("ferry run: " + waiting));
       } catch (RpcException e) {
         err.println("ferry run: " + e.getMessage());
         return EXIT_RENDEZVOUS_FAILED;

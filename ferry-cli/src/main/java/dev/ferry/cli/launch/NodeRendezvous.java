@@ -61,6 +61,10 @@ public final class NodeRendezvous implements AutoCloseable {
    * a crashed host): ten beats, so that a launcher on a loaded host is not declared gone by mistake.
    */
   public static final Duration LAUNCHER_SILENCE = Duration.ofSeconds(10);
+  /** How long a launcher waits for the other nodes before it says it is waiting, and for whom. */
+  public static final Duration FIRST_NOTICE = Duration.ofSeconds(5);
+  /** How often it says so again while it waits. */
+  public static final Duration NOTICE_INTERVAL = Duration.ofMinutes(1);
 
   private final JobRendezvousSpec spec;
   private final Store store;
@@ -157,12 +161,16 @@ public final class NodeRendezvous implements AutoCloseable {
    * started without it and with room for more (MIN:MAX) has that round end for every node and joins
    * the next one with them; one that finds a round over joins the next.
    *
+   * <p>While the other nodes have not all arrived it tells {@code waiting} so, with who is missing
+   * (after {@link #FIRST_NOTICE}, then every {@link #NOTICE_INTERVAL}): a launcher whose peers never
+   * come would otherwise say nothing for the whole {@link JobRendezvousSpec#JOIN_TIMEOUT}.
+   *
    * @throws RpcException RENDEZVOUS_FAILED if the round does not form in time, already has its MAX
    *     nodes, or the job finished before this node arrived
    */
-  public RoundPlan join(int round, int nproc) {
+  public RoundPlan join(int round, int nproc, Consumer<String> waiting) {
     for (int r = round; ; r++) {
-      RoundPlan plan = tryJoin(r, nproc);
+      RoundPlan plan = tryJoin(r, nproc, waiting);
       if (plan != null) {
         return plan;
       }
@@ -170,7 +178,7 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /** Joins round {@code round}; null when it started without this node and the next one is the place. */
-  private RoundPlan tryJoin(int round, int nproc) {
+  private RoundPlan tryJoin(int round, int nproc, Consumer<String> waiting) {
     String r = "r" + round + "/";
     int slot = spec.backend().dynamic() ? (int) (store.add(r + "joined", 1) - 1) : spec.nodeRank();
     if (spec.backend().dynamic() && store.check(List.of(r + "closed"))
@@ -188,7 +196,7 @@ public final class NodeRendezvous implements AutoCloseable {
     } else {
       store.set(r + "node/" + slot, registration);
     }
-    int nodes = spec.backend().dynamic() ? closedSize(r, slot) : spec.maxNodes();
+    int nodes = spec.backend().dynamic() ? closedSize(r, slot, waiting) : spec.maxNodes();
     if (slot >= nodes) {
       store.deleteKey(r + "node/" + slot);
       return arrivedLate(round, nodes);
@@ -197,12 +205,22 @@ public final class NodeRendezvous implements AutoCloseable {
     for (int i = 0; i < nodes; i++) {
       keys.add(r + "node/" + i);
     }
-    try {
-      store.waitFor(keys, JobRendezvousSpec.JOIN_TIMEOUT);
-    } catch (StoreTimeoutException e) {
-      throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
-          + ": nodes " + e.missingKeys().stream().map(k -> k.substring(k.lastIndexOf('/') + 1)).toList()
-          + " did not arrive within " + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min", e);
+    WaitingNotices notices = new WaitingNotices();
+    while (true) {
+      try {
+        store.waitFor(keys, notices.slice());
+        break;
+      } catch (StoreTimeoutException e) {
+        List<String> missing = e.missingKeys().stream().map(k -> k.substring(k.lastIndexOf('/') + 1)).toList();
+        if (notices.overdue()) {
+          throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "round " + round + " of job " + spec.runId()
+              + ": nodes " + missing + " did not arrive within " + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min", e);
+        }
+        if (notices.due()) {
+          waiting.accept("waiting for node" + (missing.size() == 1 ? " " : "s ") + String.join(", ", missing)
+              + " of job " + spec.runId() + " to arrive at " + spec.endpoint() + " " + notices.progress());
+        }
+      }
     }
     int firstRank = 0;
     int worldSize = 0;
@@ -244,9 +262,10 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /** The number of nodes round {@code r} started with; slot 0 decides it, the others wait for it. */
-  private int closedSize(String r, int slot) {
+  private int closedSize(String r, int slot, Consumer<String> waiting) {
     if (slot == 0) {
       long deadline = System.nanoTime() + JobRendezvousSpec.JOIN_TIMEOUT.toNanos();
+      WaitingNotices notices = new WaitingNotices();
       long lastCallEnds = Long.MAX_VALUE;
       while (true) {
         long arrived = store.add(r + "joined", 0);
@@ -263,6 +282,10 @@ public final class NodeRendezvous implements AutoCloseable {
           throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "only " + arrived + " of at least "
               + spec.minNodes() + " nodes joined job " + spec.runId() + " within "
               + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min");
+        }
+        if (arrived < spec.minNodes() && notices.due()) {
+          waiting.accept("waiting for nodes of job " + spec.runId() + " to arrive at " + spec.endpoint() + ": "
+              + arrived + " of at least " + spec.minNodes() + " " + notices.progress());
         }
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(100)); // a store counter has no watch: poll it
       }
@@ -403,6 +426,41 @@ public final class NodeRendezvous implements AutoCloseable {
       }
     } catch (RpcException lost) {
       // the store is gone: there is no one left to tell, and the round's outcome already says so
+    }
+  }
+
+  /**
+   * When a launcher waiting for the other nodes says so: after {@link #FIRST_NOTICE}, then every
+   * {@link #NOTICE_INTERVAL}, until {@link JobRendezvousSpec#JOIN_TIMEOUT} has passed.
+   */
+  private static final class WaitingNotices {
+    private final long startNanos = System.nanoTime();
+    private final long deadlineNanos = startNanos + JobRendezvousSpec.JOIN_TIMEOUT.toNanos();
+    private long nextNanos = startNanos + FIRST_NOTICE.toNanos();
+
+    /** How long to wait before looking again: until the next notice or the deadline, at least 1 ms. */
+    Duration slice() {
+      long until = Math.min(nextNanos, deadlineNanos) - System.nanoTime();
+      return Duration.ofNanos(Math.max(until, TimeUnit.MILLISECONDS.toNanos(1)));
+    }
+
+    /** Whether a notice is due now; if so the next one is due an interval later. */
+    boolean due() {
+      long now = System.nanoTime();
+      if (now - nextNanos < 0) {
+        return false;
+      }
+      nextNanos = now + NOTICE_INTERVAL.toNanos();
+      return true;
+    }
+
+    boolean overdue() {
+      return System.nanoTime() - deadlineNanos >= 0;
+    }
+
+    String progress() {
+      return "(" + Elapsed.format(Elapsed.since(startNanos, System.nanoTime())) + " of "
+          + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min)";
     }
   }
 

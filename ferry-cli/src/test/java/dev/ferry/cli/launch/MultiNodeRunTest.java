@@ -148,6 +148,26 @@ class MultiNodeRunTest {
   }
 
   @Test
+  void aLauncherWaitingForANodeSaysWhichOneAndTheNodeMayStillCome() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Node node0 = node(endpoint, job, 0, 2, 0, EnvEcho.class);
+    Node node1 = node(endpoint, job, 1, 2, 0, EnvEcho.class);
+    CompletableFuture<Integer> code0 = callInBackground(node0);
+    try {
+      awaitOutput(node0::output, "ferry run: waiting for node 1 of job " + job + " to arrive at " + endpoint + " (");
+      assertThat(node0.output()).doesNotContain("RANK=");
+
+      CompletableFuture<Integer> code1 = callInBackground(node1);
+      assertThat(code0.get(60, TimeUnit.SECONDS)).as(node0.output()).isZero();
+      assertThat(code1.get(60, TimeUnit.SECONDS)).as(node1.output()).isZero();
+    } finally {
+      node0.run().close();
+      node1.run().close();
+    }
+  }
+
+  @Test
   void theLaunchersOwnReportsNameEachWorkerAsItsOutputLinesDo() throws Exception {
     String endpoint = "127.0.0.1:" + FreePorts.pick();
     String job = "job" + JOBS.incrementAndGet();
