@@ -2,6 +2,7 @@ package dev.ferry.cli.launch;
 
 import dev.ferry.rpc.RpcException;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Objects;
@@ -45,6 +46,7 @@ public final class MultiNodeRun implements AutoCloseable {
   private final PrintStream out;
   private final CountDownLatch finished = new CountDownLatch(1);
   private final AtomicReference<WorkerGroup> current = new AtomicReference<>();
+  private int statusPort; // the first round's status page port, once it served one
   private volatile boolean closed;
   private NodeRendezvous rendezvous;
 
@@ -142,21 +144,27 @@ public final class MultiNodeRun implements AutoCloseable {
     if (placement.multiNode()) {
       spec.putEnv("FERRY_SOCKET_HOST", plan.localAddress());
     }
+    if (workers.statusPort() == 0 && statusPort > 0) {
+      spec.statusPort(statusPort); // the page a user opened goes on showing the world after a restart
+    }
     WorkerGroup group = new WorkerGroup(spec.build());
     current.set(group);
     AtomicReference<NodeRendezvous.RoundOutcome> remote = new AtomicReference<>();
     rendezvous.watch(plan, outcome -> {
       if (!outcome.succeeded()) {
         remote.set(outcome);
-        group.close(); // another node failed: stop ours
+        current.get().close(); // another node failed: stop ours
       }
     });
     try {
       if (closed) {
         return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
       }
-      group.start();
-      group.statusPage().ifPresent(page -> err.println("ferry run: status page of this node's workers at " + page));
+      group = start(group, spec);
+      group.statusPage().ifPresent(page -> {
+        statusPort = page.getPort();
+        err.println("ferry run: status page of this node's workers at " + page);
+      });
       GroupResult result = timeout == null ? group.awaitCompletion() : group.awaitCompletion(timeout);
       return switch (result.outcome()) {
         case SUCCEEDED -> rendezvous.succeeded(plan);
@@ -179,6 +187,26 @@ public final class MultiNodeRun implements AutoCloseable {
       return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was interrupted");
     } finally {
       group.close();
+    }
+  }
+
+  /**
+   * Starts a round's workers. A later round serves the status page on the port of the first, so
+   * that the address printed at the start stays good; should another process have taken that port
+   * in between, the page moves to a free one (and the new address is printed).
+   */
+  private WorkerGroup start(WorkerGroup group, WorkerGroupSpec.Builder spec) throws IOException {
+    try {
+      return group.start();
+    } catch (UncheckedIOException e) {
+      if (statusPort <= 0 || group.spec().statusPort() != statusPort) {
+        throw e;
+      }
+      err.println("ferry run: the status page's port " + statusPort + " is taken (" + e.getMessage()
+          + "); serving it on a free port");
+      WorkerGroup again = new WorkerGroup(spec.statusPort(0).build());
+      current.set(again);
+      return again.start();
     }
   }
 

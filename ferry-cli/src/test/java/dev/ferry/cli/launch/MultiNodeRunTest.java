@@ -48,11 +48,15 @@ class MultiNodeRunTest {
 
   private static Node node(String endpoint, String job, int rank, int count, int maxRestarts, Class<?> main,
       String... args) {
+    return node(endpoint, job, rank, count, maxRestarts, TestWorkers.spec(main, 2, args).build());
+  }
+
+  private static Node node(String endpoint, String job, int rank, int count, int maxRestarts,
+      WorkerGroupSpec workers) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     JobRendezvousSpec job0 = new JobRendezvousSpec(RendezvousBackend.STATIC, endpoint, job, count, count, rank,
         "127.0.0.1", TOKEN);
-    WorkerGroupSpec workers = TestWorkers.spec(main, 2, args).build();
     return new Node(new MultiNodeRun(job0, workers, maxRestarts, null,
         new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8)), out, err);
   }
@@ -145,6 +149,23 @@ class MultiNodeRunTest {
     assertThat(node1).contains("[node1/worker2] " + masterPort);
     assertThat(node0).contains("ferry run: all 4 workers on 2 nodes exited with code 0");
     assertThat(node1).contains("ferry run: all 4 workers on 2 nodes exited with code 0");
+  }
+
+  @Test
+  void aRestartedWorldKeepsItsStatusPageAtTheAddressPrintedFirst() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    List<Node> nodes = new ArrayList<>();
+    for (int rank = 0; rank < 2; rank++) {
+      nodes.add(node(endpoint, job, rank, 2, 1,
+          TestWorkers.spec(FailFirstAttempt.class, 2, "1", "5").statusPort(0).build()));
+    }
+    assertThat(runAll(nodes)).containsExactly(0, 0);
+    for (Node node : nodes) {
+      List<String> pages = node.output().lines().filter(l -> l.startsWith("ferry run: status page")).toList();
+      assertThat(pages).as(node.output()).hasSize(2);
+      assertThat(pages.get(1)).isEqualTo(pages.get(0));
+    }
   }
 
   @Test
