@@ -261,10 +261,13 @@ public final class ContextContainer {
             } catch (IllegalStateException collected) {
                 return false;
             }
+            // Not isRunning(): a worker that closes its last context and shuts down at once (every
+            // training loop's end) still owes that release, and a graceful shutdown still sends;
+            // the members are unknown (SHUTDOWN) only once the agent is closed.
             try {
                 for (WorkerInfo member : self.getWorkerInfos()) {
                     if (member.id() == worker) {
-                        return self.isRunning();
+                        return true;
                     }
                 }
             } catch (RpcException closed) {

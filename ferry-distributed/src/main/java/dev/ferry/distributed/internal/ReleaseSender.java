@@ -13,8 +13,8 @@ import java.util.List;
  * twice is sent once), up to {@value #BATCH} releases a message, sent again 50 ms after a failure
  * ({@code UNAVAILABLE}, or a {@code TIMEOUT}: a release may arrive twice), doubling up to every
  * {@link RetriedSends#MAX_INTERVAL}, for as long as the worker is a member of the group and this
- * agent runs: a release given up would leave the context's graph and gradients on that worker for
- * as long as the creator lives. The worker's loss or departure drops its queue ({@link #forget}): it
+ * agent is not closed (a graceful shutdown still delivers them): a release given up would leave the
+ * context's graph and gradients on that worker for as long as the creator lives. The worker's loss or departure drops its queue ({@link #forget}): it
  * holds nothing of ours any more.
  *
  * <p>The queues hold one entry per context and worker it reached, never more than that worker
@@ -31,7 +31,7 @@ final class ReleaseSender {
 
     /** The workers releases go to. */
     interface Peers {
-        /** Whether {@code worker} is a member not known lost and this agent runs. */
+        /** Whether {@code worker} is a member not known lost and this agent is not closed (shutting down, it sends). */
         boolean reachable(int worker);
 
         String name(int worker);

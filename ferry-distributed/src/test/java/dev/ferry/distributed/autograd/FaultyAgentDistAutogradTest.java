@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -152,6 +153,29 @@ class FaultyAgentDistAutogradTest {
                 assertThat(next.gradients().get(x).equal(Tensors.ones(2).mul(2))).isTrue();
             }
             await().atMost(CLEANED).until(() -> contexts(worker1) == 0);
+        }
+    }
+
+    @Test
+    void aReleaseNotThroughYetWhenItsCreatorBeginsShutdownIsDelivered() throws Exception {
+        // RRefParameterServer with four trainers hung in 2 of 3 runs: a trainer closed its last
+        // context and began shutdown before the release got through, which was then dropped (its
+        // worker "not a member any more" once this agent stopped running), so the server kept
+        // lending its model to a step that had ended, the other trainers waited for their turn,
+        // and every worker waited for them in shutdown
+        FaultInjection faults = FaultInjection.builder().failSends(3, MessageType.AUTOGRAD_CLEANUP).build();
+        try (LocalCluster cluster = faulty(2, faults)) {
+            RpcAgent server = cluster.agent(0);
+            RpcAgent trainer = cluster.agent(1);
+            closeAContextThatReached(trainer, "worker0"); // its release is sent again after 50, 100, 200 ms
+            assertThat(contexts(server)).isEqualTo(1);
+
+            CompletableFuture<Void> leaving = CompletableFuture.runAsync(trainer::shutdown);
+
+            await().atMost(CLEANED).until(() -> contexts(server) == 0);
+            assertThat(leaving).isNotDone(); // graceful: it waits for the server to shut down too
+            server.shutdown();
+            leaving.get(CLEANED.toSeconds(), TimeUnit.SECONDS);
         }
     }
 
