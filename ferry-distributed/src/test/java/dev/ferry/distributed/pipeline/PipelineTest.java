@@ -6,6 +6,10 @@ import dev.ferry.distributed.autograd.DistAutogradContext;
 import dev.ferry.distributed.nn.RemoteModule;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFunction0;
+import dev.ferry.rpc.WorkerInfo;
+import dev.ferry.rpc.spi.CallHeaders;
+import dev.ferry.rpc.spi.CallObserver;
+import dev.ferry.rpc.spi.RequestTimeline;
 import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
@@ -22,11 +26,14 @@ import org.junit.jupiter.params.provider.MethodSource;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
@@ -151,12 +158,7 @@ class PipelineTest extends ThreeWorkers {
 
     @Test
     void aStageFailingMidStepFailsTheStepPromptlyWithItsErrorAndTheNextStepWorks() {
-        RemoteModule<Module> first = RemoteModule.create(worker0, "worker1", PipelineFunctions::stage0);
-        RemoteModule<Module> guard = RemoteModule.create(worker0, "worker2", PipelineFunctions::nanGuard);
-        remotes.add(first);
-        remotes.add(guard);
-        Pipeline pipeline = Pipeline.builder().agent(worker0).stage(first).stage(guard)
-                .stage(PipelineFunctions.stage2()).microBatches(4).loss(PipelineTest::scaledSum).build();
+        Pipeline pipeline = threeStagesAround(PipelineFunctions::nanGuard);
         Tensor x = PipelineFunctions.rows(8, 5);
         Tensor ones = Tensors.ones(8, 2);
         Tensor poisoned = x.clone();
@@ -194,6 +196,51 @@ class PipelineTest extends ThreeWorkers {
         });
         assertThat(worker0.rpcSync("worker2", PipelineFunctions::runningStages)).isZero();
         assertThat(worker0.rpcSync("worker1", PipelineFunctions::runningStages)).isZero();
+    }
+
+    @Test
+    void theStagesAStepFailingElsewhereStopsEndCancelledNotFailed() throws Exception {
+        // the other stages' workers logged a WARN "failed running request (PipelineCalls::finish):
+        // IllegalStateException: pipeline step N was aborted" for every step that failed anywhere
+        Pipeline pipeline = threeStagesAround(PipelineFunctions::stage1);
+        Queue<String> ends = new ConcurrentLinkedQueue<>();
+        List<AutoCloseable> observers = new ArrayList<>();
+        for (int worker = 1; worker <= 2; worker++) {
+            observers.add(cluster.agent(worker).addCallObserver(new CallObserver() {
+                @Override
+                public boolean followsRequest(WorkerInfo caller, CallHeaders headers) {
+                    return true;
+                }
+
+                @Override
+                public void requestEnded(RequestTimeline request) {
+                    if (request.info().function().contains("PipelineCalls::finish")) {
+                        ends.add(request.info().callee().name() + " " + request.outcome());
+                    }
+                }
+            }));
+        }
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            assertThatThrownBy(() -> pipeline.step(PipelineFunctions.rows(8, 5), Tensors.ones(8, 3)))
+                    .isInstanceOfSatisfying(PipelineException.class,
+                            e -> assertThat(e.stage()).isEqualTo(PipelineException.LOSS));
+            await().atMost(Duration.ofSeconds(10)).until(() -> ends.size() == 2);
+            assertThat(ends).containsExactlyInAnyOrder("worker1 CANCELLED", "worker2 CANCELLED");
+        } finally {
+            for (AutoCloseable observer : observers) {
+                observer.close();
+            }
+        }
+    }
+
+    /** Stage 0 on worker1, {@code middle} on worker2, stage 2 on the driver; four micro-batches, {@link #scaledSum}. */
+    private Pipeline threeStagesAround(RpcFunction0<Module> middle) {
+        RemoteModule<Module> first = RemoteModule.create(worker0, "worker1", PipelineFunctions::stage0);
+        RemoteModule<Module> second = RemoteModule.create(worker0, "worker2", middle);
+        remotes.add(first);
+        remotes.add(second);
+        return Pipeline.builder().agent(worker0).stage(first).stage(second)
+                .stage(PipelineFunctions.stage2()).microBatches(4).loss(PipelineTest::scaledSum).build();
     }
 
     /** A loss that multiplies the output by the targets: NaN targets give NaN gradients. */

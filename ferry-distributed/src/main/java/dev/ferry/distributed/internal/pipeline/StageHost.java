@@ -3,6 +3,7 @@ package dev.ferry.distributed.internal.pipeline;
 import dev.ferry.distributed.internal.ContextState;
 import dev.ferry.distributed.internal.PerAgent;
 import dev.ferry.rpc.RpcAgent;
+import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.nn.Module;
@@ -72,7 +73,9 @@ public final class StageHost {
 
     /** Ends every run of {@code step} here (a stage failed, or the driver gave up). */
     public void abort(long step) {
-        IllegalStateException aborted = new IllegalStateException("pipeline step " + step + " was aborted");
+        // CANCELLED, as a cancelled call: the step already failed for a reason told to the driver
+        // (or the driver is gone), and each stage's worker logging its part as failing would blame it
+        RpcException aborted = new RpcException(RpcException.Code.CANCELLED, "pipeline step " + step + " was aborted");
         stages.entrySet().removeIf(entry -> {
             if (entry.getKey().step() != step) {
                 return false;
