@@ -173,8 +173,19 @@ public final class Functional {
         return reduce(input.sub(target).square(), reduction);
     }
 
-    /** Binary cross-entropy of probabilities; log terms are clamped at -100 as in PyTorch. */
+    /**
+     * Binary cross-entropy of probabilities; log terms are clamped at -100 as in PyTorch.
+     *
+     * @throws IllegalArgumentException if {@code target}'s shape is not {@code probs}'s (PyTorch's
+     *                                  refusal: broadcasting {@code [N]} against {@code [N, 1]} would
+     *                                  average an {@code [N, N]} grid of wrong terms)
+     */
     public static Tensor binaryCrossEntropy(Tensor probs, Tensor target) {
+        if (!Arrays.equals(probs.shape(), target.shape())) {
+            throw new IllegalArgumentException("Using a target size (" + Arrays.toString(target.shape())
+                    + ") that is different to the input size (" + Arrays.toString(probs.shape())
+                    + ") is deprecated. Please ensure they have the same size.");
+        }
         Tensor logP = probs.log().clampMin(-100);
         Tensor log1mP = probs.neg().add(1).log().clampMin(-100);
         Tensor loss = target.mul(logP).add(target.neg().add(1).mul(log1mP)).neg();

@@ -72,6 +72,12 @@ class NnKnownValuesTest {
         assertThatThrownBy(() -> Functional.crossEntropy(Tensors.zeros(5, 3, 10),
                 Tensors.zeros(dev.ferry.tensor.DType.INT64, 5, 3)))
                 .hasMessage("nll_loss: expected target size [5, 10], got [5, 3]");
+        // PyTorch's binary_cross_entropy refuses a target of another shape; it used to broadcast
+        // [4] against [4, 1] and average sixteen terms, twelve of them pairing rows with others' labels
+        assertThatThrownBy(() -> Functional.binaryCrossEntropy(Tensors.full(0.5, 4, 1), Tensors.ones(4)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Using a target size ([4]) that is different to the input size ([4, 1]) is deprecated."
+                        + " Please ensure they have the same size.");
     }
 
     @Test
