@@ -79,7 +79,11 @@ public final class DistAutogradContext implements AutoCloseable {
         return state.recvFunctionIds();
     }
 
-    /** Unbinds the context from this thread and releases it here and on the workers it reached. Idempotent. */
+    /**
+     * Releases the context here and on the workers it reached, and unbinds it from the thread that
+     * opened it (which can open a new one then, even when another thread closed this one: a
+     * callback, an executor; that thread keeps its own context). Idempotent.
+     */
     @Override
     public void close() {
         if (closed) {

@@ -32,6 +32,8 @@ public final class ContextState {
     private final Set<Integer> knownWorkers = ConcurrentHashMap.newKeySet();
     /** What to run once the context leaves this worker; null once it has. Guarded by this. */
     private List<Runnable> onRelease = new ArrayList<>();
+    /** Set once with {@code onRelease = null}; volatile for {@link #left()}'s readers, which take no lock. */
+    private volatile boolean left;
 
     ContextState(ContextKey key, ContextContainer container) {
         this.key = key;
@@ -179,12 +181,14 @@ public final class ContextState {
      * gradients from, a context no other worker has any more, and succeed wherever the pass stays local.
      */
     private void checkHere() {
-        synchronized (this) {
-            if (onRelease != null) {
-                return;
-            }
+        if (left) {
+            throw new IllegalArgumentException("Could not find autograd context with id: " + key.id());
         }
-        throw new IllegalArgumentException("Could not find autograd context with id: " + key.id());
+    }
+
+    /** Whether this context left this worker (closed, or released): read on every call a bound thread makes. */
+    boolean left() {
+        return left;
     }
 
     /** Called once, by the container that removed this context: runs the release actions. */
@@ -193,6 +197,7 @@ public final class ContextState {
         synchronized (this) {
             actions = onRelease;
             onRelease = null;
+            left = true;
         }
         if (actions != null) {
             actions.forEach(Runnable::run);

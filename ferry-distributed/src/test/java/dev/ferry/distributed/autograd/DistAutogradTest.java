@@ -370,6 +370,33 @@ class DistAutogradTest extends ThreeWorkers {
     }
 
     @Test
+    void aContextClosedOnAnotherThreadLeavesBothThreadsTheirOwn() throws Exception {
+        // closing a context from a callback or an executor ran the binding's restore there: that
+        // thread lost its own context, and the opening thread kept the dead one for good ("Already
+        // have an autograd context id for this thread." at its next context())
+        DistAutogradContext handedOff = DistAutograd.context(worker0);
+        ExecutorService other = Executors.newSingleThreadExecutor();
+        try {
+            other.submit(() -> {
+                try (DistAutogradContext own = DistAutograd.context(worker0)) {
+                    handedOff.close();
+                    assertThat(DistAutograd.currentContextId()).isEqualTo(own.id());
+                }
+            }).get(10, TimeUnit.SECONDS);
+        } finally {
+            other.shutdownNow();
+        }
+        assertThatThrownBy(DistAutograd::currentContextId)
+                .hasMessageContaining("Current thread doesn't have a valid autograd context");
+        try (DistAutogradContext next = DistAutograd.context(worker0)) {
+            Tensor t = Tensors.rand(3).requiresGrad_(true);
+            Tensor loss = worker0.rpcSync("worker1", AutogradFunctions::doubled, t).sum();
+            next.backward(List.of(loss));
+            assertThat(next.gradients().get(t).equal(Tensors.ones(3).mul(2))).isTrue();
+        }
+    }
+
+    @Test
     void backwardNeedsRoots() {
         try (DistAutogradContext context = DistAutograd.context(worker0)) {
             assertThatThrownBy(() -> context.backward(List.of()))
