@@ -16,8 +16,11 @@ final class ClusterState {
     private final Supplier<List<WorkerProcess>> processes;
     private final AtomicReferenceArray<Report> reports;
 
-    /** One worker's latest report. */
-    record Report(String json, long receivedMillis, long sequence) {
+    /**
+     * One worker's latest report, with the launcher's incarnation of the rank when it came: a report
+     * of a process the launcher has since replaced says nothing about the new one.
+     */
+    record Report(String json, long receivedMillis, long sequence, int incarnation) {
     }
 
     ClusterState(int size, Supplier<List<WorkerProcess>> processes) {
@@ -31,8 +34,13 @@ final class ClusterState {
 
     /** Keeps {@code json} as {@code rank}'s latest report. */
     void report(int rank, String json) {
+        int incarnation = incarnation(processes.get(), rank);
         reports.getAndUpdate(rank, previous -> new Report(json, System.currentTimeMillis(),
-                previous == null ? 1 : previous.sequence + 1));
+                previous == null ? 1 : previous.sequence + 1, incarnation));
+    }
+
+    private static int incarnation(List<WorkerProcess> all, int rank) {
+        return rank < all.size() ? all.get(rank).incarnation() : 0;
     }
 
     Report report(int rank) {
@@ -50,6 +58,9 @@ final class ClusterState {
         for (int rank = 0; rank < size(); rank++) {
             WorkerProcess process = rank < all.size() ? all.get(rank) : null;
             Report report = reports.get(rank);
+            if (report != null && process != null && report.incarnation != process.incarnation()) {
+                report = null; // the rank was started again: its new process has not reported yet
+            }
             long age = report == null ? -1 : now - report.receivedMillis;
             out.append(rank == 0 ? "" : ",").append("{\"rank\":").append(rank)
                     .append(",\"pid\":").append(process == null ? -1 : process.pid())
@@ -61,7 +72,10 @@ final class ClusterState {
         return out.append("]}").toString();
     }
 
-    /** gone (the process exited), starting (no report yet), unresponsive (reports stopped), else reporting. */
+    /**
+     * gone (the process exited), starting (no report yet from this process: a rank started again is
+     * starting until its new process reports), unresponsive (reports stopped), else reporting.
+     */
     private static String state(WorkerProcess process, Report report, long age) {
         if (process != null && !process.alive()) {
             return "gone";

@@ -92,6 +92,20 @@ class StatusServerTest {
     }
 
     @Test
+    void aRankStartedAgainIsStartingUntilItsNewProcessReports() throws Exception {
+        assertThat(report(1, "{\"worker\":\"worker1\",\"pid\":101}", TOKEN)).isEqualTo(204);
+        processes.set(1, new WorkerProcess(1, 102, 2, true, -1)); // killed, and the launcher started it again
+
+        String cluster = get("/api/cluster").body();
+        assertThat(cluster).contains("{\"rank\":1,\"pid\":102,\"incarnation\":2,\"exitCode\":-1,\"reportAgeMs\":-1,"
+                + "\"state\":\"starting\"}");
+
+        assertThat(report(1, "{\"worker\":\"worker1\",\"pid\":102}", TOKEN)).isEqualTo(204);
+        assertThat(get("/api/cluster").body()).contains("{\"rank\":1,\"pid\":102,\"incarnation\":2,")
+                .endsWith("\"state\":\"reporting\"}]}");
+    }
+
+    @Test
     void theLiveFeedSendsTheClusterThenEachNewReport() throws Exception {
         assertThat(report(1, "{\"worker\":\"worker1\",\n\"note\":\"two lines\"}", TOKEN)).isEqualTo(204);
         HttpResponse<InputStream> feed = client.send(HttpRequest.newBuilder(server.pageUri().resolve("/api/events"))

@@ -94,6 +94,12 @@
     const w = workers.get(rank) || { rank };
     w.previous = w.report;
     w.report = report;
+    if (w.previous && w.previous.pid !== report.pid) {
+      // the rank was started again: its counters start from zero, so no rate against the old process's
+      w.previous = undefined;
+      w.rate = undefined;
+      w.peerRates = undefined;
+    }
     if (w.previous && report.timeMs > w.previous.timeMs) {
       const dt = (report.timeMs - w.previous.timeMs) / 1000;
       const sent = (r) => Object.values(r.peers || {}).reduce((sum, p) => sum + p.sent, 0);
@@ -120,7 +126,8 @@
     const rates = new Map();
     const latency = new Map();
     for (const w of workers.values()) {
-      if (!w.process || w.process.state === "gone") continue;
+      // a process gone, or started again and not yet reporting, makes no calls: its last report's rates are old
+      if (!w.process || w.process.state === "gone" || w.process.state === "starting") continue;
       for (const [peer, rate] of (w.peerRates || new Map())) {
         if (((w.report.peers || {})[peer] || {}).sent > 0) rates.set(peer, (rates.get(peer) || 0) + rate);
       }
@@ -167,7 +174,7 @@
       cell(row, r.host);
       cell(row, p.pid > 0 ? p.pid : r.pid, "num");
       cell(row, p.incarnation, "num");
-      cell(row, w.rate === undefined || p.state === "gone" ? "" : w.rate.toFixed(0), "num");
+      cell(row, w.rate === undefined || p.state === "gone" || p.state === "starting" ? "" : w.rate.toFixed(0), "num");
       cell(row, r.inFlight, "num");
       cell(row, r.activeRequests, "num");
       cell(row, r.queued, "num");
