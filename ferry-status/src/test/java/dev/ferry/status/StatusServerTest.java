@@ -60,6 +60,8 @@ class StatusServerTest {
         assertThat(page.statusCode()).isEqualTo(200);
         assertThat(page.headers().firstValue("Content-Type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
         assertThat(page.body()).contains("<title>Ferry cluster</title>", "/assets/uPlot.iife.min.js");
+        // the launcher's count of a rank's processes; "Incarnation" would read as the agent's join number in the logs
+        assertThat(page.body()).contains(">Starts</th>").doesNotContain("Incarnation");
         assertThat(get("/assets/uPlot.iife.min.js").body()).contains("uPlot");
         assertThat(get("/assets/status.js").statusCode()).isEqualTo(200);
         assertThat(get("/assets/../StatusServer.class").statusCode()).isEqualTo(404);
