@@ -35,8 +35,13 @@ public final class FerryCli implements Runnable {
 
   private FerryCli() {}
 
+  // The etcd store's client (gRPC) logs through java.util.logging at INFO, in a two-line format of its
+  // own, before any launcher line; its warnings still show. Held: the JDK keeps loggers weakly.
+  private static final java.util.logging.Logger GRPC_LOG = java.util.logging.Logger.getLogger("io.grpc");
+
   /** Runs the command line and exits the JVM with its exit code. */
   public static void main(String[] args) {
+    GRPC_LOG.setLevel(java.util.logging.Level.WARNING);
     System.exit(execute(args, System.out, System.err));
   }
 

@@ -2,6 +2,7 @@ package dev.ferry.dist;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.store.etcd.EtcdServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -120,6 +121,20 @@ class QuickstartIT {
       files.filter(file -> file.toString().endsWith(".java")).forEach(file -> command.add(file.toString()));
     }
     return run(elsewhere, command);
+  }
+
+  @Test
+  void aJobMeetingThroughEtcdStartsWithoutWarningsFromTheLaunchersJvm() throws Exception {
+    try (EtcdServer etcd = EtcdServer.start()) {
+      Result result = ferry("run", "--nproc", "2", "--no-aot-cache", "--rdzv-backend", "etcd",
+          "--rdzv-endpoint", etcd.endpoint(), "--rdzv-id", "quickstart-etcd",
+          "-jar", quickstart.resolve("target/ferry-quickstart.jar").toString());
+
+      assertThat(result.code()).as(result.output()).isZero();
+      assertThat(result.output()).contains("[0] 7 11 2", "ferry run: all 2 workers on 1 node exited with code 0");
+      // gRPC's Netty and protobuf in the launcher: no JDK warnings, no java.util.logging INFO lines
+      assertThat(result.output()).as(result.output()).doesNotContain("WARNING", "INFO: ");
+    }
   }
 
   @Test

@@ -114,7 +114,7 @@ public final class MultiNodeRun implements AutoCloseable {
       rendezvous.leave(plan);
       if (outcome.succeeded()) {
         err.println("ferry run: all " + plan.placement().worldSize() + " workers on " + plan.placement().nodes()
-            + " nodes exited with code 0" + (restarts > 0 ? " (after " + restarts + " restart"
+            + (plan.placement().nodes() == 1 ? " node" : " nodes") + " exited with code 0" + (restarts > 0 ? " (after " + restarts + " restart"
             + (restarts == 1 ? "" : "s") + ")" : ""));
         return 0;
       }
