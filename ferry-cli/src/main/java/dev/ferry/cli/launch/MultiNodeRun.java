@@ -78,7 +78,7 @@ public final class MultiNodeRun implements AutoCloseable {
   public int call() {
     try {
       try {
-        rendezvous = NodeRendezvous.open(rendezvousSpec);
+        rendezvous = NodeRendezvous.open(rendezvousSpec, waiting -> err.println("ferry run: " + waiting));
       } catch (RuntimeException e) {
         err.println("ferry run: cannot meet the other nodes through " + rendezvousSpec.backend().name().toLowerCase()
             + " at " + rendezvousSpec.endpoint() + ": " + e.getMessage());

@@ -106,11 +106,14 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /**
-   * Connects to the job's store (node 0 of a static job starts serving it).
+   * Connects to the job's store (node 0 of a static job starts serving it). The other nodes of a
+   * static job tell {@code waiting} while node 0's store does not answer yet (after {@link
+   * #FIRST_NOTICE}, then every {@link #NOTICE_INTERVAL}): a wrong {@code --rdzv-endpoint} would
+   * otherwise look like a hang.
    *
    * @throws RpcException if the store cannot be served or reached within {@link JobRendezvousSpec#JOIN_TIMEOUT}
    */
-  public static NodeRendezvous open(JobRendezvousSpec spec) {
+  public static NodeRendezvous open(JobRendezvousSpec spec, Consumer<String> waiting) {
     String first = spec.endpoint().split(",")[0];
     int colon = first.lastIndexOf(':');
     if (colon <= 0) {
@@ -126,14 +129,35 @@ public final class NodeRendezvous implements AutoCloseable {
     String local = spec.localAddress() != null ? spec.localAddress() : addressTowards(host, port);
     String namespace = "ferry-run/" + spec.runId();
     Store store = switch (spec.backend()) {
-      case STATIC -> new PrefixStore(namespace, TcpStore.create(TcpStoreOptions.builder()
-          .host(host).port(port).server(spec.nodeRank() == 0)
-          .timeout(JobRendezvousSpec.JOIN_TIMEOUT).authToken(spec.authToken()).build()));
+      case STATIC -> new PrefixStore(namespace, staticStore(spec, host, port, waiting));
       case ETCD -> StoreProvider.openUrl("etcd://" + spec.endpoint() + "/" + namespace, JobRendezvousSpec.JOIN_TIMEOUT);
       case ZOOKEEPER -> StoreProvider.openUrl("zookeeper://" + spec.endpoint() + "/" + namespace,
           JobRendezvousSpec.JOIN_TIMEOUT);
     };
     return new NodeRendezvous(spec, store, local);
+  }
+
+  /** Node 0 serves the job's TCP store; the others connect to it, retrying until the join timeout. */
+  private static Store staticStore(JobRendezvousSpec spec, String host, int port, Consumer<String> waiting) {
+    TcpStoreOptions.Builder options = TcpStoreOptions.builder().host(host).port(port).server(spec.nodeRank() == 0)
+        .timeout(JobRendezvousSpec.JOIN_TIMEOUT).authToken(spec.authToken());
+    if (spec.nodeRank() == 0) {
+      return TcpStore.create(options.build());
+    }
+    WaitingNotices notices = new WaitingNotices();
+    while (true) {
+      try {
+        return TcpStore.create(options.timeout(notices.slice()).build()).withTimeout(JobRendezvousSpec.JOIN_TIMEOUT);
+      } catch (RpcException e) {
+        if (e.code() != RpcException.Code.RENDEZVOUS_FAILED || notices.overdue()) {
+          throw e; // a wrong token or TLS fails at once; no answer within the join timeout fails too
+        }
+        if (notices.due()) {
+          waiting.accept("waiting for node 0's launcher to serve job " + spec.runId() + "'s store at " + host + ":"
+              + port + " " + notices.progress());
+        }
+      }
+    }
   }
 
   /**

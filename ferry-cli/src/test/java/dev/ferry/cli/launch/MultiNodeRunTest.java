@@ -170,21 +170,34 @@ class MultiNodeRunTest {
 
   @Test
   void aLauncherWaitingForANodeSaysWhichOneAndTheNodeMayStillCome() throws Exception {
+    startAloneSayingWhatItWaitsFor(0, (job, endpoint) -> "ferry run: waiting for node 1 of job " + job
+        + " to arrive at " + endpoint + " (");
+  }
+
+  @Test
+  void aLauncherWaitingForNodeZerosStoreSaysSoAndNodeZeroMayStillCome() throws Exception {
+    startAloneSayingWhatItWaitsFor(1, (job, endpoint) -> "ferry run: waiting for node 0's launcher to serve job "
+        + job + "'s store at " + endpoint + " (");
+  }
+
+  /** Node {@code early} of two starts alone and says what it waits for; the other then comes and both succeed. */
+  private static void startAloneSayingWhatItWaitsFor(int early,
+      java.util.function.BinaryOperator<String> notice) throws Exception {
     String endpoint = "127.0.0.1:" + FreePorts.pick();
     String job = "job" + JOBS.incrementAndGet();
-    Node node0 = node(endpoint, job, 0, 2, 0, EnvEcho.class);
-    Node node1 = node(endpoint, job, 1, 2, 0, EnvEcho.class);
-    CompletableFuture<Integer> code0 = callInBackground(node0);
+    Node first = node(endpoint, job, early, 2, 0, EnvEcho.class);
+    Node second = node(endpoint, job, 1 - early, 2, 0, EnvEcho.class);
+    CompletableFuture<Integer> firstCode = callInBackground(first);
     try {
-      awaitOutput(node0::output, "ferry run: waiting for node 1 of job " + job + " to arrive at " + endpoint + " (");
-      assertThat(node0.output()).doesNotContain("RANK=");
+      awaitOutput(first::output, notice.apply(job, endpoint));
+      assertThat(first.output()).doesNotContain("RANK=");
 
-      CompletableFuture<Integer> code1 = callInBackground(node1);
-      assertThat(code0.get(60, TimeUnit.SECONDS)).as(node0.output()).isZero();
-      assertThat(code1.get(60, TimeUnit.SECONDS)).as(node1.output()).isZero();
+      CompletableFuture<Integer> secondCode = callInBackground(second);
+      assertThat(firstCode.get(60, TimeUnit.SECONDS)).as(first.output()).isZero();
+      assertThat(secondCode.get(60, TimeUnit.SECONDS)).as(second.output()).isZero();
     } finally {
-      node0.run().close();
-      node1.run().close();
+      first.run().close();
+      second.run().close();
     }
   }
 
