@@ -1,5 +1,6 @@
 package dev.ferry.rpc.internal.observe;
 
+import dev.ferry.rpc.RemoteStackTrace;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.spi.CallHeaders;
@@ -58,8 +59,7 @@ final class PeerStats implements CallObserver {
             Throwable failure = call.failure();
             String type = failure instanceof RpcException rpc && rpc.remoteClassName() != null ? rpc.remoteClassName()
                     : CallEvents.outcome(failure);
-            String worker = failure instanceof RpcException rpc && rpc.workerName() != null ? rpc.workerName()
-                    : call.info().callee().name();
+            String worker = raisedOn(call.info(), failure);
             String message = failure instanceof RpcException rpc && rpc.remoteMessage() != null ? rpc.remoteMessage()
                     : String.valueOf(failure.getMessage());
             error("call", call.info(), call.info().callee().name(), type, worker, message);
@@ -81,6 +81,19 @@ final class PeerStats implements CallObserver {
             error("request", request.info(), request.info().caller().name(), request.failure().getClass().getName(),
                     request.info().callee().name(), String.valueOf(request.failure().getMessage()));
         }
+    }
+
+    /**
+     * Where a failed call's error was raised: the callee for a failure of its code ({@code
+     * REMOTE_ERROR}, which names it) or one Ferry detected there (its stack comes along as a {@link
+     * RemoteStackTrace}: an unknown function, arguments it could not decode); the caller for one
+     * raised here, such as a timeout or a peer that cannot be reached.
+     */
+    private static String raisedOn(CallInfo info, Throwable failure) {
+        if (failure instanceof RpcException rpc && rpc.workerName() != null) {
+            return rpc.workerName();
+        }
+        return failure.getCause() instanceof RemoteStackTrace ? info.callee().name() : info.caller().name();
     }
 
     /** How many calls and requests have ended. */
