@@ -98,6 +98,25 @@ final class ClassPath {
     return urls.toArray(URL[]::new);
   }
 
+  /**
+   * The entries that are directories holding jars: java reads a directory entry's class files, not
+   * the jars in it (that takes {@code DIR/*}), a common slip worth naming when a class is missing.
+   */
+  List<Path> directoriesOfJars() {
+    List<Path> found = new ArrayList<>();
+    for (String entry : text.split(File.pathSeparator)) {
+      if (entry.isEmpty() || entry.equals("*") || entry.endsWith(File.separator + "*")) {
+        continue;
+      }
+      List<Path> jars = new ArrayList<>();
+      jarsIn(Path.of(entry), jars);
+      if (!jars.isEmpty()) {
+        found.add(Path.of(entry));
+      }
+    }
+    return found;
+  }
+
   private List<Path> entries() {
     List<Path> entries = new ArrayList<>();
     for (String entry : text.split(File.pathSeparator)) {

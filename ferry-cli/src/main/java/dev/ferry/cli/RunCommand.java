@@ -203,11 +203,13 @@ final class RunCommand implements Callable<Integer> {
     WorkerGroupSpec groupSpec = groupSpec();
     JobRendezvousSpec job = jobSpec();
     // Every worker would fail alike on a missing class; say it once, before starting any.
-    if (!ClassPath.of(groupSpec.classpath()).contains(groupSpec.mainClass())) {
+    ClassPath workersClassPath = ClassPath.of(groupSpec.classpath());
+    if (!workersClassPath.contains(groupSpec.mainClass())) {
       err.println("ferry run: main class " + groupSpec.mainClass() + " is not on the workers' class path"
           + (classpath == null && jar == null
               ? " (the launcher's, which they inherit); pass --classpath or -jar, or build the module that contains it"
-              : " (" + (jar != null ? "-jar " + jar : "--classpath " + classpath) + ")"));
+              : " (" + (jar != null ? "-jar " + jar : "--classpath " + classpath) + ")")
+          + slipsIn(workersClassPath, groupSpec.mainClass()));
       return EXIT_START_FAILED;
     }
     if (job != null) {
@@ -360,6 +362,20 @@ final class RunCommand implements Callable<Integer> {
     }
     return new JobRendezvousSpec(job.backend(), job.endpoint(), job.runId(), job.minNodes(), job.maxNodes(),
         job.nodeRank(), job.localAddress(), token);
+  }
+
+  /** What may have gone wrong when the main class is missing: a directory of jars without /*, a file name. */
+  private static String slipsIn(ClassPath workers, String mainClass) {
+    StringBuilder hints = new StringBuilder();
+    for (Path directory : workers.directoriesOfJars()) {
+      hints.append("; ").append(directory).append(" holds jars, which java reads only as ")
+          .append(directory.resolve("*"));
+    }
+    if (mainClass.endsWith(".class")) {
+      hints.append("; a main class is named without .class: ")
+          .append(mainClass, 0, mainClass.length() - ".class".length());
+    }
+    return hints.toString();
   }
 
   /**

@@ -219,6 +219,22 @@ class FerryCliTest {
   }
 
   @Test
+  void aMissingMainClassNamesTheLikelySlipADirectoryOfJarsOrAClassFileName(@TempDir Path dir) throws IOException {
+    Path deps = Files.createDirectories(dir.resolve("deps"));
+    try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(deps.resolve("app.jar")), new Manifest())) {
+      jar.putNextEntry(new java.util.jar.JarEntry("my/app/Main.class"));
+      jar.closeEntry();
+    }
+
+    assertThat(ferry("run", "--no-aot-cache", "-cp", deps.toString(), "my.app.Main.class")).isEqualTo(1);
+
+    assertThat(err()).contains("ferry run: main class my.app.Main.class is not on the workers' class path (--classpath "
+        + deps + "); " + deps + " holds jars, which java reads only as " + deps.resolve("*")
+        + "; a main class is named without .class: my.app.Main");
+    assertThat(out()).isEmpty();
+  }
+
+  @Test
   void aMainClassMissingFromTheLaunchersClassPathIsReportedBeforeStarting() {
     assertThat(ferry("run", "--nproc", "2", "does.not.Exist")).isEqualTo(1);
 
