@@ -1,9 +1,9 @@
 package dev.ferry.cli;
 
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -31,15 +31,17 @@ final class JfrCommand implements Runnable {
       name = "summary",
       mixinStandardHelpOptions = true,
       description = {
-          "Print a per-function table of the Ferry calls and requests recorded in FILE: count, failures, "
-              + "total, mean, p50, p99 and max time, request bytes.",
+          "Print a per-function table of the Ferry calls and requests recorded in the FILEs (one table over all "
+              + "of them): count, failures, total, mean, p50, p99 and max time, request bytes.",
           "Record with -XX:StartFlightRecording=filename=FILE (or jcmd PID JFR.start): Ferry's events "
-              + "dev.ferry.rpc.Call and dev.ferry.rpc.Request are on in the default settings."},
+              + "dev.ferry.rpc.Call and dev.ferry.rpc.Request are on in the default settings. For the workers of "
+              + "'ferry run', put %p in the name (--jvm-arg=-XX:StartFlightRecording=filename=worker-%p.jfr): "
+              + "with one name for all, each worker overwrites the others' recording."},
       exitCodeListHeading = "%nExit codes:%n",
-      exitCodeList = {"0:the table was printed", "1:FILE could not be read", "2:invalid command line"})
+      exitCodeList = {"0:the table was printed", "1:a FILE could not be read", "2:invalid command line"})
   static final class Summary implements Callable<Integer> {
-    @Parameters(index = "0", paramLabel = "FILE", description = "A .jfr recording.")
-    private Path file;
+    @Parameters(arity = "1..*", paramLabel = "FILE", description = "A .jfr recording, or several (worker-*.jfr).")
+    private List<Path> files;
 
     private final PrintStream out;
     private final PrintStream err;
@@ -51,16 +53,17 @@ final class JfrCommand implements Runnable {
 
     @Override
     public Integer call() {
-      if (!Files.isReadable(file)) {
-        err.println("ferry jfr summary: cannot read " + file);
-        return 1;
+      for (Path file : files) {
+        if (!Files.isReadable(file)) {
+          err.println("ferry jfr summary: cannot read " + file);
+          return 1;
+        }
       }
       try {
-        JfrSummary summary = JfrSummary.read(file);
-        out.print(summary.table());
+        out.print(JfrSummary.read(files).table());
         return 0;
-      } catch (IOException | RuntimeException e) {
-        err.println("ferry jfr summary: " + file + " is not a readable Flight Recorder file: " + e.getMessage());
+      } catch (JfrSummary.Unreadable e) {
+        err.println("ferry jfr summary: " + e.file() + " is not a readable Flight Recorder file: " + e.getMessage());
         return 1;
       }
     }

@@ -78,8 +78,43 @@ final class JfrSummary {
   }
 
   static JfrSummary read(Path file) throws IOException {
+    return read(List.of(file));
+  }
+
+  /**
+   * One table over several recordings: each worker of a group writes its own (filename=worker-%p.jfr).
+   *
+   * @throws Unreadable naming the first file that is not a readable recording
+   */
+  static JfrSummary read(List<Path> files) throws Unreadable {
     Map<String, Row> calls = new LinkedHashMap<>();
     Map<String, Row> requests = new LinkedHashMap<>();
+    long events = 0;
+    for (Path file : files) {
+      try {
+        events += read(file, calls, requests);
+      } catch (IOException | RuntimeException e) {
+        throw new Unreadable(file, e);
+      }
+    }
+    return new JfrSummary(calls, requests, events);
+  }
+
+  /** A file that is not a readable Flight Recorder recording, and why. */
+  static final class Unreadable extends IOException {
+    private final Path file;
+
+    Unreadable(Path file, Exception cause) {
+      super(cause.getMessage(), cause);
+      this.file = file;
+    }
+
+    Path file() {
+      return file;
+    }
+  }
+
+  private static long read(Path file, Map<String, Row> calls, Map<String, Row> requests) throws IOException {
     long events = 0;
     try (RecordingFile recording = new RecordingFile(file)) {
       while (recording.hasMoreEvents()) {
@@ -99,7 +134,7 @@ final class JfrSummary {
         }
       }
     }
-    return new JfrSummary(calls, requests, events);
+    return events;
   }
 
   Map<String, Row> calls() {

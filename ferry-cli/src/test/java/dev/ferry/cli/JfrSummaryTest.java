@@ -52,7 +52,10 @@ class JfrSummaryTest {
   }
 
   private static Path record(Path dir) throws Exception {
-    Path file = dir.resolve("worker.jfr");
+    return recordTo(dir.resolve("worker.jfr"));
+  }
+
+  private static Path recordTo(Path file) throws Exception {
     try (Recording recording = new Recording()) {
       recording.enable(JfrSummary.CALL).withThreshold(Duration.ZERO);
       recording.enable(JfrSummary.REQUEST).withThreshold(Duration.ZERO);
@@ -96,6 +99,26 @@ class JfrSummaryTest {
     assertThat(table.lines()).anySatisfy(line -> assertThat(line).startsWith("(ferry) rpc#SystemCalls::ack"));
     assertThat(table.lines()).anySatisfy(line -> assertThat(line)
         .startsWith("Ops::relay (from worker1)").matches(".*\\s1\\s+1\\s+.*\\s42$"));
+  }
+
+  @Test
+  void theRecordingsOfSeveralWorkersMakeOneTable(@TempDir Path dir) throws Exception {
+    Path first = recordTo(dir.resolve("worker-101.jfr"));
+    Path second = recordTo(dir.resolve("worker-102.jfr"));
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+
+    assertThat(run(new String[] {"jfr", "summary", first.toString(), second.toString()}, out,
+        new ByteArrayOutputStream())).isZero();
+
+    String table = out.toString(StandardCharsets.UTF_8);
+    assertThat(table).contains("16 events");
+    assertThat(table.lines()).anySatisfy(line -> assertThat(line)
+        .startsWith("rpc#Ops::add(worker0 -> worker1)").matches(".*\\s12\\s+2\\s+.*\\s1200$"));
+
+    Path broken = Files.writeString(dir.resolve("worker-103.jfr"), "not a recording");
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    assertThat(run(new String[] {"jfr", "summary", first.toString(), broken.toString()}, out, err)).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains(broken + " is not a readable Flight Recorder file");
   }
 
   @Test
