@@ -105,11 +105,10 @@ public final class MultiNodeRun implements AutoCloseable {
         return EXIT_RENDEZVOUS_FAILED;
       }
       round = plan.round(); // a node that arrived late joins the round that takes it
-      if (round == 0 || plan.slot() == 0) {
-        err.println("ferry run: node " + plan.slot() + " of " + plan.placement().nodes() + ", ranks "
-            + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
-            + plan.placement().worldSize() + (restarts > 0 ? " (restart " + restarts + " of " + maxRestarts + ")" : ""));
-      }
+      // Every round, on every node: with etcd or ZooKeeper a later round may rank the nodes anew.
+      err.println("ferry run: node " + plan.slot() + " of " + plan.placement().nodes() + ", ranks "
+          + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
+          + plan.placement().worldSize() + (restarts > 0 ? " (restart " + restarts + " of " + maxRestarts + ")" : ""));
       NodeRendezvous.RoundOutcome outcome = runRound(plan, restarts);
       rendezvous.leave(plan);
       if (outcome.succeeded()) {

@@ -239,7 +239,7 @@ class MultiNodeRunTest {
     assertThat(nodes.get(0).output()).contains("restarting the world (restart 1 of 1)",
         "[node0/worker0] attempt 1 rank 0 of 4", "[node0/worker1] attempt 1 rank 1 of 4");
     assertThat(nodes.get(1).output()).contains("[node1/worker2] attempt 1 rank 2 of 4",
-        "[node1/worker3] attempt 1 rank 3 of 4");
+        "[node1/worker3] attempt 1 rank 3 of 4", "ferry run: node 1 of 2, ranks 2..3 of 4 (restart 1 of 1)");
   }
 
   @Test
