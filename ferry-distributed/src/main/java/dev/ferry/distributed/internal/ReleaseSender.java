@@ -14,8 +14,8 @@ import java.util.List;
  * ({@code UNAVAILABLE}, or a {@code TIMEOUT}: a release may arrive twice), doubling up to every
  * {@link RetriedSends#MAX_INTERVAL}, for as long as the worker is a member of the group and this
  * agent is not closed (a graceful shutdown still delivers them): a release given up would leave the
- * context's graph and gradients on that worker for as long as the creator lives. The worker's loss or departure drops its queue ({@link #forget}): it
- * holds nothing of ours any more.
+ * context's graph and gradients on that worker for as long as the creator lives. The worker's loss or
+ * departure drops its queue ({@link #forget}): it holds nothing of ours any more.
  *
  * <p>The queues hold one entry per context and worker it reached, never more than that worker
  * holds itself for the same contexts. This class is thread-safe; sends run on the scheduler's

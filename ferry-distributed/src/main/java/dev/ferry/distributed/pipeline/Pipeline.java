@@ -303,8 +303,8 @@ public final class Pipeline {
                 RpcFuture.fromCompletionStage(over).await(timeout);
             } catch (RpcException e) {
                 if (e.code() == RpcException.Code.TIMEOUT) {
-                    throw new PipelineException("the pipeline step did not finish within " + timeout
-                            + " (the agent's RPC timeout)", PipelineException.LOSS, e);
+                    throw new PipelineException("the pipeline step did not finish within " + timeout.toMillis()
+                            + " ms (the agent's RPC timeout)", PipelineException.LOSS, e);
                 }
                 throw e;
             }
