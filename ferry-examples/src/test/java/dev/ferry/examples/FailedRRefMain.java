@@ -6,8 +6,9 @@ import dev.ferry.rpc.RpcException;
 
 /**
  * A 2-process scenario for {@link MultiProcessTest}: worker0 makes an RRef on worker1 whose
- * function throws, then asks for its value three times; each {@code toHere()} fails with the
- * owner's error, which worker1 logged once, when the function ran.
+ * function throws, calls a function on its value at once (as {@code RemoteModule.create} does)
+ * and asks for the value three times; the call and each {@code toHere()} fail with the owner's
+ * error, which worker1 logged once, when the function ran.
  */
 public final class FailedRRefMain {
     private FailedRRefMain() {
@@ -17,12 +18,21 @@ public final class FailedRRefMain {
         throw new IllegalStateException("no shard " + shard);
     }
 
+    public static double half(int value) {
+        return value / 2.0;
+    }
+
     public static void main(String[] args) {
         int rank = Integer.parseInt(System.getenv("RANK"));
         Rpc.initRpc("worker" + rank);
         try {
             if (rank == 0) {
                 RRef<Integer> rref = Rpc.remote("worker1", FailedRRefMain::noShard, 7);
+                try {
+                    rref.rpcSync(FailedRRefMain::half);
+                } catch (RpcException e) {
+                    System.out.println("RESULT call " + e.code() + " " + e.remoteClassName() + ": " + e.remoteMessage());
+                }
                 for (int i = 0; i < 3; i++) {
                     try {
                         rref.toHere();

@@ -157,6 +157,8 @@ class MultiProcessTest {
                 .containsExactly("0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7",
                         "0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7",
                         "0|RESULT toHere REMOTE_ERROR java.lang.IllegalStateException: no shard 7");
+        assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("0|RESULT call"))
+                .containsExactly("0|RESULT call REMOTE_ERROR java.lang.IllegalStateException: no shard 7");
         assertThat(lines).as(transcript).filteredOn(l -> l.startsWith("1|") && l.contains("WARN"))
                 .singleElement().asString().contains("(FailedRRefMain::noShard)", "no shard 7");
     }

@@ -565,8 +565,7 @@ final class IncomingCalls {
                     try {
                         if (done.failed()) {
                             Throwable failure = asSeenBy(context, done.exceptionNow());
-                            storeError(created, failure);
-                            replyError(back, asyncInfo, failure, !counted, observed);
+                            replyOrStoreError(back, asyncInfo, created, failure, !counted, observed);
                         } else {
                             replyOrStore(back, asyncInfo, created, done.value(), message.headers(), !counted,
                                     observed);
@@ -603,9 +602,8 @@ final class IncomingCalls {
                 counters.handled(false, System.nanoTime() - start);
             }
             outcome = CallEvents.outcome(failure);
-            storeError(created, failure);
-            replyError(back, info != null ? info : new CallInfo(caller, self, message.id(), "?"), failure, !counted,
-                    observed);
+            replyOrStoreError(back, info != null ? info : new CallInfo(caller, self, message.id(), "?"), created,
+                    failure, !counted, observed);
         } finally {
             CallEvents.finishRequest(event, caller, info != null ? info.function() : "?", message.payloadBytes(),
                     replyLater, outcome);
@@ -656,10 +654,20 @@ final class IncomingCalls {
         created.setValue(result);
     }
 
-    private void storeError(OwnerState created, Throwable failure) {
-        if (created != null) {
-            storedErrors.add(failure);
-            created.setError(failure);
+    /**
+     * As {@link #replyOrStore}, for a failure: the reply goes first (and logs the failure), then a
+     * {@code remote()}'s failure becomes its RRef's value and is remembered as logged, so that each
+     * later hand-back of it (fetches, calls on the value) is logged at DEBUG, not as a new failure.
+     */
+    private void replyOrStoreError(ReturnPath back, CallInfo info, OwnerState created, Throwable failure,
+                                   boolean system, ObservedRequest observed) {
+        try {
+            replyError(back, info, failure, system, observed);
+        } finally {
+            if (created != null) {
+                storedErrors.add(failure);
+                created.setError(failure);
+            }
         }
     }
 
@@ -732,8 +740,9 @@ final class IncomingCalls {
             // What a peer may send at will: logged within bounds.
             refusals.warn("{} refused request #{} ({}) from {}: {}", self.name(), info.callId(), info.function(),
                     info.caller().name(), IntactText.of(failure.getMessage()));
-        } else if (system && storedErrors.contains(failure)) {
-            // An RRef's failed value handed back to a user (toHere, type): logged when it happened.
+        } else if (storedErrors.contains(failure)) {
+            // An RRef's failed value handed back to a user (toHere, type) or met by a call on the value
+            // (rref.rpcSync, RemoteModule.create's check): logged when it happened.
             log.debug("{}: request #{} ({}) from {} handed back an RRef's failed value: {}", self.name(),
                     info.callId(), info.function(), info.caller().name(), IntactText.of(failure.toString()));
         } else if (system && failure instanceof RpcException) {
