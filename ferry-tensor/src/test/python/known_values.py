@@ -19,6 +19,9 @@ b3 = torch.arange(24.0).reshape(2, 3, 4) / 10
 m42 = torch.arange(8.0).reshape(4, 2) / 4 - 0.5
 seq_logits = torch.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin()
 seq_target = torch.tensor([[0, 2, 1, 1, 0], [2, 2, 0, 1, 2]])
+zero_base = torch.tensor([[0.0, 0.0, 2.0], [0.5, 0.0, 3.0]])
+expo = torch.tensor([[2.0, 0.0, 0.0], [-1.0, 1.0, 1.5]])
+flat_row = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]])
 
 
 def grad_of(at, f):
@@ -126,6 +129,15 @@ CASES = [
      lambda: grad_of(logits, lambda t: F.nll_loss(t, target))),
     ("grad of mse_loss", "gradOf(x, t -> Functional.mseLoss(t, pos))", lambda: grad_of(x, lambda t: F.mse_loss(t, pos))),
     ("grad of pow tensor", "gradOf(pos, t -> t.pow(x))", lambda: grad_of(pos, lambda t: t.pow(x))),
+    ("grad of pow tensor base at 0", "gradOf(zeroBase, t -> t.pow(expo))", lambda: grad_of(zero_base, lambda t: t.pow(expo))),
+    ("grad of pow tensor exponent at base 0", "gradOf(expo, t -> zeroBase.pow(t))",
+     lambda: grad_of(expo, lambda t: zero_base.pow(t))),
+    ("grad of norm", "gradOf(x, Tensor::norm)", lambda: grad_of(x, lambda t: t.norm())),
+    ("grad of norm at 0", "gradOf(Tensors.zeros(2, 3), Tensor::norm)", lambda: grad_of(torch.zeros(2, 3), lambda t: t.norm())),
+    ("grad of std of a constant", "gradOf(Tensors.full(1.5, 2, 3), Tensor::std)",
+     lambda: grad_of(torch.full((2, 3), 1.5), lambda t: t.std())),
+    ("grad of std dim with a constant row", "gradOf(flatRow, t -> t.std(new int[] {1}, 1, false).mul(y.squeeze(1)))",
+     lambda: grad_of(flat_row, lambda t: t.std(1) * y.squeeze(1))),
     ("grad of softmax", "gradOf(x, t -> t.softmax(1).mul(pos))", lambda: grad_of(x, lambda t: t.softmax(1) * pos)),
     ("grad of tanh sigmoid", "gradOf(x, t -> t.tanh().mul(t.sigmoid()))", lambda: grad_of(x, lambda t: t.tanh() * t.sigmoid())),
     ("grad of batched matmul", "gradOf(b3, t -> t.matmul(m42).square())", lambda: grad_of(b3, lambda t: (t @ m42).square())),
@@ -225,6 +237,9 @@ class KnownValuesTest {
     private final Tensor m42 = Tensors.arange(0.0, 8.0, 1.0).reshape(4, 2).div(4).sub(0.5);
     private final Tensor seqLogits = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin();
     private final Tensor seqTarget = Tensors.of(new long[][] {{0, 2, 1, 1, 0}, {2, 2, 0, 1, 2}});
+    private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
+    private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
+    private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {

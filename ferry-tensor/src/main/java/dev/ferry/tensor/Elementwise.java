@@ -137,9 +137,14 @@ final class Elementwise {
     static Tensor pow(Tensor a, Tensor b) {
         DType dt = arithmeticType(a, b);
         Tensor out = binary(BinaryOp.POW, a, b, dt, 1);
+        // PyTorch's pow_backward_self / pow_backward_exponent: the base's derivative is 0 where the
+        // exponent is 0 (b * a^(b-1) would be 0 * inf = NaN at a = 0), and the exponent's is 0
+        // where a = 0 and b >= 0 (a^b * log(a) would be 0 * -inf = NaN, or -inf at b = 0).
         return Grad.of("PowBackward1", a, b).saving(a, b, out).record(out, g -> new Tensor[] {
-                a.requiresGrad() ? reduceTo(g.mul(b.mul(a.pow(b.sub(1)))), a.shapeRef()) : null,
-                b.requiresGrad() ? reduceTo(g.mul(out.detach().mul(a.log())), b.shapeRef()) : null});
+                a.requiresGrad() ? reduceTo(g.mul(b.mul(a.pow(b.sub(1))).maskedFill(b.eq(0), 0)), a.shapeRef())
+                        : null,
+                b.requiresGrad() ? reduceTo(g.mul(out.detach().mul(a.log()).maskedFill(a.eq(0).logicalAnd(b.ge(0)), 0)),
+                        b.shapeRef()) : null});
     }
 
     static Tensor maximum(Tensor a, Tensor b) {

@@ -83,6 +83,28 @@ final class Reductions {
         return centered.square().sum(dims, keepDim).div(Math.max(0, count - correction));
     }
 
+    static Tensor std(Tensor t, int[] dims, int correction, boolean keepDim) {
+        return sqrtWithZeroGradAtZero("StdBackward0", var(t, dims, correction, keepDim));
+    }
+
+    static Tensor norm(Tensor t) {
+        return sqrtWithZeroGradAtZero("NormBackward1", t.square().sum());
+    }
+
+    /**
+     * {@code sqrt(s)} for a sum of squares {@code s}, whose derivative is taken as 0 where
+     * {@code s} is 0. Plain {@code sqrt} gives {@code 0 * inf = NaN} there (the gradient of the
+     * norm of a zero tensor, of the std of a constant), which PyTorch's norm and std backward mask
+     * to 0; one NaN would otherwise poison every parameter an optimizer step touches.
+     */
+    private static Tensor sqrtWithZeroGradAtZero(String name, Tensor s) {
+        Tensor out = s.detach().sqrt();
+        return Grad.of(name, s).saving(out).record(out, g -> {
+            Tensor y = out.detach();
+            return new Tensor[] {g.div(y.mul(2)).maskedFill(y.eq(0), 0)};
+        });
+    }
+
     static Tensor prod(Tensor t) {
         boolean[] reduced = flags(t, new int[0]);
         DType dt = t.dtype().isFloatingPoint() ? t.dtype() : DType.INT64;

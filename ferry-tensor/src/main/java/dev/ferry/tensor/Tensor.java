@@ -655,12 +655,14 @@ public sealed class Tensor permits Parameter {
         return Reductions.var(this, allDims(), 1, false);
     }
 
+    /** Square root of {@link #var(int[], int, boolean)}; where it is 0 the gradient is 0, as in PyTorch. */
     public Tensor std(int[] dims, int correction, boolean keepDim) {
-        return Reductions.var(this, dims, correction, keepDim).sqrt();
+        return Reductions.std(this, dims, correction, keepDim);
     }
 
+    /** Unbiased standard deviation of all elements. */
     public Tensor std() {
-        return var().sqrt();
+        return Reductions.std(this, allDims(), 1, false);
     }
 
     /** Product of all elements. */
@@ -712,9 +714,9 @@ public sealed class Tensor permits Parameter {
         return Reductions.logsumexp(this, dim, keepDim);
     }
 
-    /** Euclidean norm of all elements. */
+    /** Euclidean norm of all elements; at a zero tensor the gradient is 0, as in PyTorch. */
     public Tensor norm() {
-        return square().sum().sqrt();
+        return Reductions.norm(this);
     }
 
     public Tensor softmax(int dim) {

@@ -34,6 +34,9 @@ class KnownValuesTest {
     private final Tensor m42 = Tensors.arange(0.0, 8.0, 1.0).reshape(4, 2).div(4).sub(0.5);
     private final Tensor seqLogits = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).sin();
     private final Tensor seqTarget = Tensors.of(new long[][] {{0, 2, 1, 1, 0}, {2, 2, 0, 1, 2}});
+    private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
+    private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
+    private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {
@@ -251,6 +254,19 @@ class KnownValuesTest {
                 -0.28333336114883423, -0.3333333432674408);
         check("grad of pow tensor", gradOf(pos, t -> t.pow(x)), DType.FLOAT32, new int[] {2, 3},
                 -8.485280990600586, 0.18444699048995972, 5.0, 0.28867512941360474, -42.17559814453125, 48.0);
+        check("grad of pow tensor base at 0", gradOf(zeroBase, t -> t.pow(expo)), DType.FLOAT32, new int[] {2, 3},
+                0.0, 0.0, 0.0, -4.0, 1.0, 2.598076105117798);
+        check("grad of pow tensor exponent at base 0", gradOf(expo, t -> zeroBase.pow(t)), DType.FLOAT32, new int[] {2, 3},
+                0.0, 0.0, 0.6931471824645996, -1.3862943649291992, 0.0, 5.708556652069092);
+        check("grad of norm", gradOf(x, Tensor::norm), DType.FLOAT32, new int[] {2, 3},
+                -0.37354370951652527, 0.06225728243589401, 0.4980582594871521, 0.12451456487178802,
+                -0.18677185475826263, 0.7470874190330505);
+        check("grad of norm at 0", gradOf(Tensors.zeros(2, 3), Tensor::norm), DType.FLOAT32, new int[] {2, 3},
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        check("grad of std of a constant", gradOf(Tensors.full(1.5, 2, 3), Tensor::std), DType.FLOAT32, new int[] {2, 3},
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        check("grad of std dim with a constant row", gradOf(flatRow, t -> t.std(new int[] {1}, 1, false).mul(y.squeeze(1))), DType.FLOAT32, new int[] {2, 3},
+                0.0, 0.0, 0.0, 0.8728715181350708, 0.21821783483028412, -1.0910894870758057);
         check("grad of softmax", gradOf(x, t -> t.softmax(1).mul(pos)), DType.FLOAT32, new int[] {2, 3},
                 -0.045284684747457504, -0.11626140773296356, 0.16154628992080688, -0.06257310509681702,
                 -0.07961463183164597, 0.14218756556510925);
