@@ -218,6 +218,31 @@ final class ShapeOps {
         return Grad.of("ExpandBackward0", t).record(out, g -> new Tensor[] {Elementwise.reduceTo(g, shape)});
     }
 
+    /**
+     * PyTorch's narrow checks: unlike slice, which clamps, a range that does not fit is an error,
+     * and a negative start counts from the end (slice(-1, -1 + length) would be empty).
+     */
+    static Tensor narrow(Tensor t, int dim, int start, int length) {
+        if (t.dim() == 0) {
+            throw new IllegalArgumentException("narrow() cannot be applied to a 0-dim tensor.");
+        }
+        if (length < 0) {
+            throw new IllegalArgumentException("narrow(): length must be non-negative.");
+        }
+        int d = Shapes.normalizeDim(dim, t.dim());
+        int size = t.shapeRef()[d];
+        if (start < -size || start > size) {
+            throw new IndexOutOfBoundsException("start out of range (expected to be in range of [" + -size + ", " + size
+                    + "], but got " + start + ")");
+        }
+        int s = start < 0 ? start + size : start;
+        if (s > size - length) {
+            throw new IllegalArgumentException("start (" + s + ") + length (" + length + ") exceeds dimension size ("
+                    + size + ").");
+        }
+        return slice(t, d, s, s + length, 1);
+    }
+
     static Tensor slice(Tensor t, int dim, int start, int end, int step) {
         if (t.dim() == 0) {
             throw new IllegalArgumentException("slice() cannot be applied to a 0-dim tensor.");

@@ -796,9 +796,15 @@ public sealed class Tensor permits Parameter {
         return ShapeOps.expand(this, other.shape);
     }
 
-    /** The view {@code [start, start+length)} along {@code dim}. */
+    /**
+     * The view {@code [start, start+length)} along {@code dim}; a negative {@code start} counts
+     * from the end, as in PyTorch.
+     *
+     * @throws IndexOutOfBoundsException if {@code start} is outside {@code [-size, size]}
+     * @throws IllegalArgumentException  if {@code length} is negative or the range runs past the end
+     */
     public Tensor narrow(int dim, int start, int length) {
-        return ShapeOps.slice(this, dim, start, start + length, 1);
+        return ShapeOps.narrow(this, dim, start, length);
     }
 
     /** Python's {@code x[..., start:end:step, ...]} along {@code dim}; bounds are clamped. */

@@ -56,6 +56,24 @@ class TensorCoreTest {
     }
 
     @Test
+    void narrowCountsANegativeStartFromTheEndAndRefusesARangePastTheEnd() {
+        // torch.arange(10).narrow(0, -3, 2) is tensor([7, 8]); slice would clamp [-3, -1) to empty
+        assertThat(Tensors.arange(10).narrow(0, -3, 2).toLongArray()).containsExactly(7, 8);
+        assertThat(Tensors.arange(10).narrow(0, 10, 0).shape()).containsExactly(0);
+        Tensor x = Tensors.zeros(2, 3);
+        // messages of torch.zeros(2, 3).narrow(1, 2, 2) and .narrow(1, 0, -1) in PyTorch 1.13
+        assertThatThrownBy(() -> x.narrow(1, 2, 2)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("start (2) + length (2) exceeds dimension size (3).");
+        assertThatThrownBy(() -> x.narrow(1, -1, 2)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("start (2) + length (2) exceeds dimension size (3).");
+        assertThatThrownBy(() -> x.narrow(1, 0, -1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("narrow(): length must be non-negative.");
+        assertThatThrownBy(() -> x.narrow(1, 4, 0)).isInstanceOf(IndexOutOfBoundsException.class)
+                .hasMessage("start out of range (expected to be in range of [-3, 3], but got 4)");
+        assertThatThrownBy(() -> Tensors.scalar(1).narrow(0, 0, 1)).hasMessageContaining("0-dim");
+    }
+
+    @Test
     void viewRequiresCompatibleStrides() {
         Tensor t = Tensors.arange(6).reshape(2, 3);
         assertThat(t.view(3, -1).shape()).containsExactly(3, 2);
