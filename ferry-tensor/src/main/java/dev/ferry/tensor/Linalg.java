@@ -38,6 +38,16 @@ final class Linalg {
 
     /** {@code x · wᵀ + bias}: nn.Linear's forward with the bias added by BLAS (beta = 1). */
     static Tensor linear(Tensor x, Tensor w, Tensor bias) {
+        if (x.dim() == 0 || w.dim() != 2) {
+            throw new IllegalArgumentException("linear: expected an input of at least 1 dimension and a 2-D weight"
+                    + " [out_features, in_features], but got input of shape " + Shapes.str(x.shapeRef())
+                    + " and weight of shape " + Shapes.str(w.shapeRef()));
+        }
+        if (bias != null && bias.dim() > 1) {
+            // A bias of more than one dim broadcasts against the whole output, as in PyTorch: add it
+            // afterwards (the fused path below is for nn.Linear's [out_features] bias).
+            return linear(x, w, null).add(bias);
+        }
         if (x.dim() != 2) {
             Tensor flat = x.reshape(-1, x.size(-1));
             Tensor y = linear(flat, w, bias);
@@ -55,6 +65,11 @@ final class Linalg {
         double beta = 0;
         if (bias != null) {
             commonType(x, bias, "linear");
+            if (bias.dim() == 1 && bias.size(0) != 1 && bias.size(0) != w.size(0)) {
+                // copy() would read past a bias longer or shorter than a row of the output
+                throw new IllegalArgumentException("linear: bias of shape " + Shapes.str(bias.shapeRef())
+                        + " does not match out_features " + w.size(0) + " of weight " + Shapes.str(w.shapeRef()));
+            }
             dev.ferry.tensor.internal.kernels.CopyKernels.copy(bias, out);
             beta = 1;
         }

@@ -96,6 +96,24 @@ class ReductionsAndLinalgTest {
     }
 
     @Test
+    void linearRefusesABiasThatIsNotOneRowOfTheOutput() {
+        Tensor x = Tensors.zeros(2, 3);
+        Tensor w = Tensors.zeros(4, 3);
+        // Before, a [5] bias silently lent its first 4 values and a [3] one read past its end.
+        assertThatThrownBy(() -> Tensors.linear(x, w, Tensors.zeros(5))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("linear: bias of shape [5] does not match out_features 4 of weight [4, 3]");
+        assertThatThrownBy(() -> Tensors.linear(x, w, Tensors.zeros(3))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("linear: bias of shape [3] does not match out_features 4 of weight [4, 3]");
+        assertThatThrownBy(() -> Tensors.linear(Tensors.scalar(1), w, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 1 dimension");
+        assertThatThrownBy(() -> Tensors.linear(x, Tensors.zeros(3), null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("2-D weight");
+        // F.linear(torch.zeros(2, 3), torch.zeros(4, 3), torch.zeros(2, 4)) broadcasts, as a bias of one value does
+        assertThat(Tensors.linear(x, w, Tensors.ones(2, 4)).toFloatArray()).containsOnly(1f).hasSize(8);
+        assertThat(Tensors.linear(x, w, Tensors.ones(1)).shape()).containsExactly(2, 4);
+    }
+
+    @Test
     void gatherScatterIndexSelect() {
         Tensor src = Tensors.of(new float[][] {{1, 2}, {3, 4}});
         Tensor idx = Tensors.of(new long[][] {{0, 0}, {1, 0}});

@@ -195,12 +195,18 @@ public final class Functional {
     /** Normalizes over the trailing {@code normalizedShape} dims; weight and bias may be null. */
     public static Tensor layerNorm(Tensor x, int[] normalizedShape, Tensor weight, Tensor bias, double eps) {
         int n = normalizedShape.length;
-        int[] tail = Arrays.copyOfRange(x.shape(), x.dim() - n, x.dim());
-        if (!Arrays.equals(tail, normalizedShape)) {
+        if (n == 0) {
+            throw new IllegalArgumentException("Expected normalized_shape to be at least 1-dimensional, i.e., containing"
+                    + " at least one element, but got normalized_shape = []");
+        }
+        if (n > x.dim()
+                || !Arrays.equals(Arrays.copyOfRange(x.shape(), x.dim() - n, x.dim()), normalizedShape)) {
             throw new IllegalArgumentException("Given normalized_shape=" + Arrays.toString(normalizedShape)
                     + ", expected input with shape [*, " + Arrays.toString(normalizedShape).replace("[", "")
                     + ", but got input of size" + Arrays.toString(x.shape()));
         }
+        checkAffineShape("weight", weight, normalizedShape);
+        checkAffineShape("bias", bias, normalizedShape);
         int[] dims = new int[n];
         for (int i = 0; i < n; i++) {
             dims[i] = x.dim() - n + i;
@@ -215,6 +221,15 @@ public final class Functional {
             y = y.add(bias);
         }
         return y;
+    }
+
+    /** PyTorch refuses an affine tensor that would merely broadcast against the normalized dims. */
+    private static void checkAffineShape(String what, Tensor t, int[] normalizedShape) {
+        if (t != null && !Arrays.equals(t.shape(), normalizedShape)) {
+            throw new IllegalArgumentException("Expected " + what + " to be of same shape as normalized_shape, but got "
+                    + what + " of shape " + Arrays.toString(t.shape()) + " and normalized_shape = "
+                    + Arrays.toString(normalizedShape));
+        }
     }
 
     static Tensor reduce(Tensor loss, Reduction reduction) {

@@ -57,6 +57,28 @@ class NnKnownValuesTest {
     }
 
     @Test
+    void layerNormNamesAShapeThatDoesNotFit() {
+        Tensor x = Tensors.zeros(2, 3);
+        // PyTorch 1.13's messages for F.layer_norm(torch.zeros(2, 3), ...) with these arguments; a
+        // normalized shape longer than the input used to fail with an ArrayIndexOutOfBoundsException,
+        // and a weight of another shape to broadcast or fail with a mul error
+        assertThatThrownBy(() -> Functional.layerNorm(x, new int[] {1, 2, 3}, null, null, 1e-5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Given normalized_shape=[1, 2, 3], expected input with shape [*, 1, 2, 3], but got input of"
+                        + " size[2, 3]");
+        assertThatThrownBy(() -> Functional.layerNorm(x, new int[] {3}, Tensors.ones(1), null, 1e-5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Expected weight to be of same shape as normalized_shape, but got weight of shape [1] and"
+                        + " normalized_shape = [3]");
+        assertThatThrownBy(() -> Functional.layerNorm(x, new int[] {3}, null, Tensors.ones(4), 1e-5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Expected bias to be of same shape as normalized_shape, but got bias of shape [4] and"
+                        + " normalized_shape = [3]");
+        assertThatThrownBy(() -> Functional.layerNorm(x, new int[0], null, null, 1e-5))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1-dimensional");
+    }
+
+    @Test
     void lossesValidateTheirInputs() {
         Tensor logits = Tensors.zeros(2, 3);
         assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L, 3L)))
