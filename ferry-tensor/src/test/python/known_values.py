@@ -22,6 +22,8 @@ seq_target = torch.tensor([[0, 2, 1, 1, 0], [2, 2, 0, 1, 2]])
 zero_base = torch.tensor([[0.0, 0.0, 2.0], [0.5, 0.0, 3.0]])
 expo = torch.tensor([[2.0, 0.0, 0.0], [-1.0, 1.0, 1.5]])
 flat_row = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]])
+saturated = torch.tensor([0.0, 1.0, 0.5, 0.9, 1.0, 0.0])
+saturated_labels = torch.tensor([1.0, 1.0, 0.3, 0.2, 0.0, 0.0])
 
 
 def grad_of(at, f):
@@ -144,6 +146,14 @@ CASES = [
     ("linear with a 2-D bias", "Tensors.linear(x, pos, m42.narrow(0, 0, 2))", lambda: F.linear(x, pos, m42.narrow(0, 0, 2))),
     ("grad of linear with a 2-D bias", "gradOf(x, t -> Tensors.linear(t, pos, m42.narrow(0, 0, 2)).mul(y))",
      lambda: grad_of(x, lambda t: F.linear(t, pos, m42.narrow(0, 0, 2)) * y)),
+    ("binary_cross_entropy saturated", "Functional.binaryCrossEntropy(saturated, saturatedLabels)",
+     lambda: F.binary_cross_entropy(saturated, saturated_labels)),
+    ("grad of binary_cross_entropy saturated", "gradOf(saturated, t -> Functional.binaryCrossEntropy(t, saturatedLabels))",
+     lambda: grad_of(saturated, lambda t: F.binary_cross_entropy(t, saturated_labels))),
+    ("grad of binary_cross_entropy target", "gradOf(labels, t -> Functional.binaryCrossEntropy(probs, t))",
+     lambda: grad_of(labels, lambda t: F.binary_cross_entropy(probs, t))),
+    ("grad of binary_cross_entropy", "gradOf(probs, t -> Functional.binaryCrossEntropy(t, labels))",
+     lambda: grad_of(probs, lambda t: F.binary_cross_entropy(t, labels))),
     ("grad of softmax", "gradOf(x, t -> t.softmax(1).mul(pos))", lambda: grad_of(x, lambda t: t.softmax(1) * pos)),
     ("grad of tanh sigmoid", "gradOf(x, t -> t.tanh().mul(t.sigmoid()))", lambda: grad_of(x, lambda t: t.tanh() * t.sigmoid())),
     ("grad of batched matmul", "gradOf(b3, t -> t.matmul(m42).square())", lambda: grad_of(b3, lambda t: (t @ m42).square())),
@@ -246,6 +256,8 @@ class KnownValuesTest {
     private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
     private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
     private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
+    private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
+    private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {

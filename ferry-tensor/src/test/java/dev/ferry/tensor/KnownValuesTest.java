@@ -37,6 +37,8 @@ class KnownValuesTest {
     private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
     private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
     private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
+    private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
+    private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {
@@ -280,6 +282,14 @@ class KnownValuesTest {
                 4.125, 3.2750000953674316, 6.625, 13.675000190734863);
         check("grad of linear with a 2-D bias", gradOf(x, t -> Tensors.linear(t, pos, m42.narrow(0, 0, 2)).mul(y)), DType.FLOAT32, new int[] {2, 3},
                 1.75, 0.800000011920929, 3.25, -7.0, -3.200000047683716, -13.0);
+        check("binary_cross_entropy saturated", Functional.binaryCrossEntropy(saturated, saturatedLabels), DType.FLOAT32, new int[] {},
+                33.75938034057617);
+        check("grad of binary_cross_entropy saturated", gradOf(saturated, t -> Functional.binaryCrossEntropy(t, saturatedLabels)), DType.FLOAT32, new int[] {6},
+                -166666665984.0, 0.0, 0.13333332538604736, 1.2962960004806519, 166666665984.0, 0.0);
+        check("grad of binary_cross_entropy target", gradOf(labels, t -> Functional.binaryCrossEntropy(probs, t)), DType.FLOAT32, new int[] {4},
+                -0.5493060946464539, 0.3465735912322998, -0.1013663113117218, 1.1487799882888794);
+        check("grad of binary_cross_entropy", gradOf(probs, t -> Functional.binaryCrossEntropy(t, labels)), DType.FLOAT32, new int[] {4},
+                -0.2777777910232544, 0.3124999701976776, 0.10416669398546219, -25.0);
         check("grad of softmax", gradOf(x, t -> t.softmax(1).mul(pos)), DType.FLOAT32, new int[] {2, 3},
                 -0.045284684747457504, -0.11626140773296356, 0.16154628992080688, -0.06257310509681702,
                 -0.07961463183164597, 0.14218756556510925);

@@ -4,6 +4,8 @@ import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
+import dev.ferry.tensor.autograd.Function;
+import dev.ferry.tensor.autograd.FunctionContext;
 
 import java.util.Arrays;
 
@@ -186,10 +188,45 @@ public final class Functional {
                     + ") that is different to the input size (" + Arrays.toString(probs.shape())
                     + ") is deprecated. Please ensure they have the same size.");
         }
-        Tensor logP = probs.log().clampMin(-100);
-        Tensor log1mP = probs.neg().add(1).log().clampMin(-100);
-        Tensor loss = target.mul(logP).add(target.neg().add(1).mul(log1mP)).neg();
-        return reduce(loss, Reduction.MEAN);
+        return reduce(BINARY_CROSS_ENTROPY.apply(probs, target), Reduction.MEAN);
+    }
+
+    private static final Function BINARY_CROSS_ENTROPY = new BinaryCrossEntropy();
+
+    /**
+     * The unreduced loss, with PyTorch's derivatives rather than those of its formula: at a
+     * probability of exactly 0 or 1 (a float32 sigmoid saturates from about 17) the formula's
+     * derivative is {@code 0 * inf = NaN} through the clamped log, which one confident, correct
+     * prediction would spread to every parameter. PyTorch's binary_cross_entropy_backward divides
+     * by {@code max(p(1-p), 1e-12)} instead, and the target's derivative is
+     * {@code log(1-p) - log(p)}, unclamped.
+     */
+    private static final class BinaryCrossEntropy extends Function {
+        @Override
+        protected Tensor forward(FunctionContext ctx, Tensor... in) {
+            Tensor probs = in[0];
+            Tensor target = in[1];
+            ctx.saveForBackward(probs, target);
+            Tensor logP = probs.log().clampMin(-100);
+            Tensor log1mP = probs.neg().add(1).log().clampMin(-100);
+            return target.mul(logP).add(target.neg().add(1).mul(log1mP)).neg();
+        }
+
+        @Override
+        protected Tensor[] backward(FunctionContext ctx, Tensor grad) {
+            Tensor probs = ctx.savedTensors()[0];
+            Tensor target = ctx.savedTensors()[1];
+            Tensor dProbs = ctx.needsInputGrad(0)
+                    ? grad.mul(probs.sub(target)).div(probs.mul(probs.neg().add(1)).clampMin(1e-12)) : null;
+            Tensor dTarget = ctx.needsInputGrad(1)
+                    ? grad.mul(probs.neg().add(1).log().sub(probs.log())) : null;
+            return new Tensor[] {dProbs, dTarget};
+        }
+
+        @Override
+        protected String name() {
+            return "BinaryCrossEntropyBackward0";
+        }
     }
 
     /** Normalizes over the trailing {@code normalizedShape} dims; weight and bias may be null. */
