@@ -22,6 +22,7 @@ seq_target = torch.tensor([[0, 2, 1, 1, 0], [2, 2, 0, 1, 2]])
 zero_base = torch.tensor([[0.0, 0.0, 2.0], [0.5, 0.0, 3.0]])
 expo = torch.tensor([[2.0, 0.0, 0.0], [-1.0, 1.0, 1.5]])
 flat_row = torch.tensor([[2.0, 2.0, 2.0], [1.0, 2.0, 4.0]])
+with_nan = torch.tensor([[1.0, float("nan"), 3.0], [-2.0, 0.0, 0.5]])
 saturated = torch.tensor([0.0, 1.0, 0.5, 0.9, 1.0, 0.0])
 saturated_labels = torch.tensor([1.0, 1.0, 0.3, 0.2, 0.0, 0.0])
 
@@ -154,6 +155,16 @@ CASES = [
      lambda: grad_of(labels, lambda t: F.binary_cross_entropy(probs, t))),
     ("grad of binary_cross_entropy", "gradOf(probs, t -> Functional.binaryCrossEntropy(t, labels))",
      lambda: grad_of(probs, lambda t: F.binary_cross_entropy(t, labels))),
+    ("grad of max with a NaN", "gradOf(withNan, Tensor::max)", lambda: grad_of(with_nan, lambda t: t.max())),
+    ("grad of min with a NaN", "gradOf(withNan, Tensor::min)", lambda: grad_of(with_nan, lambda t: t.min())),
+    ("grad of maximum with a NaN", "gradOf(withNan, t -> t.maximum(x))", lambda: grad_of(with_nan, lambda t: torch.maximum(t, x))),
+    ("grad of maximum other with a NaN", "gradOf(x, t -> withNan.maximum(t))",
+     lambda: grad_of(x, lambda t: torch.maximum(with_nan, t))),
+    ("grad of minimum with a NaN", "gradOf(withNan, t -> t.minimum(y))", lambda: grad_of(with_nan, lambda t: torch.minimum(t, y))),
+    ("grad of relu with a NaN", "gradOf(withNan, Tensor::relu)", lambda: grad_of(with_nan, lambda t: t.relu())),
+    ("grad of relu with a NaN, dense", "gradOf(withNan, t -> t.relu().mul(pos))", lambda: grad_of(with_nan, lambda t: t.relu() * pos)),
+    ("grad of relu with a NaN, float64", "gradOf(withNan.to(DType.FLOAT64), Tensor::relu)",
+     lambda: grad_of(with_nan.double(), lambda t: t.relu())),
     ("grad of softmax", "gradOf(x, t -> t.softmax(1).mul(pos))", lambda: grad_of(x, lambda t: t.softmax(1) * pos)),
     ("grad of tanh sigmoid", "gradOf(x, t -> t.tanh().mul(t.sigmoid()))", lambda: grad_of(x, lambda t: t.tanh() * t.sigmoid())),
     ("grad of batched matmul", "gradOf(b3, t -> t.matmul(m42).square())", lambda: grad_of(b3, lambda t: (t @ m42).square())),
@@ -256,6 +267,7 @@ class KnownValuesTest {
     private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
     private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
     private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
+    private final Tensor withNan = Tensors.of(new float[][] {{1.0f, Float.NaN, 3.0f}, {-2.0f, 0.0f, 0.5f}});
     private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
     private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
     private final List<String> failures = new ArrayList<>();

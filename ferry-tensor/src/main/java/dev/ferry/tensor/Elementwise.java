@@ -157,14 +157,16 @@ final class Elementwise {
 
     private static Tensor minMax(Tensor a, Tensor b, boolean max) {
         Tensor out = binary(max ? BinaryOp.MAX : BinaryOp.MIN, a, b, arithmeticType(a, b), 1);
-        // Ties split the gradient evenly, as PyTorch does.
+        // Ties split the gradient evenly, as PyTorch does; where a comparison fails (a NaN on
+        // either side, so the result is NaN) both inputs get the whole gradient, as in PyTorch,
+        // so the NaN reaches both instead of only one.
         return Grad.of(max ? "MaximumBackward0" : "MinimumBackward0", a, b).saving(a, b).record(out, g -> {
-            Tensor aWins = (max ? a.gt(b) : a.lt(b)).to(g.dtype());
-            Tensor tie = a.eq(b).to(g.dtype()).mul(0.5);
-            Tensor wa = aWins.add(tie);
+            Tensor halfTie = a.eq(b).to(g.dtype()).mul(0.5);
+            Tensor wa = (max ? a.lt(b) : a.gt(b)).to(g.dtype()).add(halfTie).neg().add(1);
+            Tensor wb = (max ? a.gt(b) : a.lt(b)).to(g.dtype()).add(halfTie).neg().add(1);
             return new Tensor[] {
                     reduceTo(g.mul(wa), a.shapeRef()),
-                    reduceTo(g.mul(wa.neg().add(1)), b.shapeRef())};
+                    reduceTo(g.mul(wb), b.shapeRef())};
         });
     }
 
@@ -260,11 +262,14 @@ final class Elementwise {
         return Grad.of("ReluBackward0", a).saving(out).record(out, g -> new Tensor[] {reluBackward(g, out)});
     }
 
-    /** {@code g * (y > 0)} in one pass (the hot path of every MLP), differentiable in g. */
+    /**
+     * {@code g * !(y <= 0)} in one pass (the hot path of every MLP), differentiable in g; a NaN y
+     * passes g, as in PyTorch.
+     */
     private static Tensor reluBackward(Tensor g, Tensor y) {
         if (g.requiresGrad() || g.dtype() != DType.FLOAT32 || y.dtype() != DType.FLOAT32
                 || !java.util.Arrays.equals(g.shapeRef(), y.shapeRef())) {
-            return g.mul(y.detach().gt(0).to(g.dtype()));
+            return g.mul(y.detach().le(0).logicalNot().to(g.dtype()));
         }
         Tensor out = Tensor.allocate(DType.FLOAT32, g.shapeRef());
         float[] gv = (float[]) g.storage().array();
@@ -277,13 +282,13 @@ final class Elementwise {
                         return;
                     }
                     for (int i = 0; i < n; i++, ia += sa, ib += sb, io += so) {
-                        ov[io] = yv[ib] > 0 ? gv[ia] : 0f;
+                        ov[io] = yv[ib] <= 0 ? 0f : gv[ia]; // a NaN passes, as in the dense loop and PyTorch
                     }
                 });
         return out;
     }
 
-    /** Keeps g where y > 0; branch-free (y >= 0 here, so y > 0 iff its bits are non-zero). */
+    /** Keeps g where y > 0 or is NaN; branch-free (y >= 0 or NaN here, so that is iff its bits are non-zero). */
     private static void reluBackwardDense(float[] g, float[] y, float[] o, int off, int n) {
         for (int j = off; j < off + n; j++) {
             int bits = Float.floatToRawIntBits(y[j]);

@@ -137,8 +137,21 @@ final class Reductions {
         });
     }
 
-    /** amax/amin; with {@code allDims} for the 0-dim max()/min(). Gradient split evenly among ties. */
+    /** amax/amin. Gradient split evenly among ties. */
     static Tensor amax(Tensor t, int[] dims, boolean keepDim, boolean max) {
+        return extremum(max ? "AmaxBackward0" : "AminBackward0", t, dims, keepDim, max, false);
+    }
+
+    /**
+     * The 0-dim max()/min(). When the result is NaN its gradient goes to the NaN elements, as
+     * PyTorch's evenly_distribute_backward does (amax's mask {@code t == result} matches no
+     * element there and gave NaN everywhere).
+     */
+    static Tensor extremumOfAll(Tensor t, boolean max) {
+        return extremum(max ? "MaxBackward1" : "MinBackward1", t, new int[0], false, max, true);
+    }
+
+    private static Tensor extremum(String name, Tensor t, int[] dims, boolean keepDim, boolean max, boolean nanWins) {
         if (t.numel() == 0) {
             throw new IllegalArgumentException((max ? "max" : "min") + "(): Expected reduction dim to be specified for"
                     + " input.numel() == 0.");
@@ -146,8 +159,10 @@ final class Reductions {
         boolean[] reduced = flags(t, dims);
         Tensor out = reduce(max ? ReduceKernels.Kind.MAX : ReduceKernels.Kind.MIN, t, reduced, keepDim, t.dtype());
         int[] kept = keptShape(t, reduced);
-        return Grad.of(max ? "AmaxBackward0" : "AminBackward0", t).saving(t, out).record(out, g -> {
-            Tensor hit = t.eq(out.detach().reshape(kept)).to(g.dtype());
+        return Grad.of(name, t).saving(t, out).record(out, g -> {
+            Tensor value = out.detach().reshape(kept);
+            boolean nan = nanWins && Double.isNaN(value.item());
+            Tensor hit = (nan ? t.ne(t) : t.eq(value)).to(g.dtype());
             Tensor count = hit.sum(dims, true);
             return new Tensor[] {hit.div(count).mul(g.reshape(kept))};
         });

@@ -672,11 +672,11 @@ public sealed class Tensor permits Parameter {
 
     /** Largest element (0-dim). */
     public Tensor max() {
-        return Reductions.amax(this, allDims(), false, true);
+        return Reductions.extremumOfAll(this, true);
     }
 
     public Tensor min() {
-        return Reductions.amax(this, allDims(), false, false);
+        return Reductions.extremumOfAll(this, false);
     }
 
     /** Largest values along {@code dim} and their indices. */

@@ -37,6 +37,7 @@ class KnownValuesTest {
     private final Tensor zeroBase = Tensors.of(new float[][] {{0.0f, 0.0f, 2.0f}, {0.5f, 0.0f, 3.0f}});
     private final Tensor expo = Tensors.of(new float[][] {{2.0f, 0.0f, 0.0f}, {-1.0f, 1.0f, 1.5f}});
     private final Tensor flatRow = Tensors.of(new float[][] {{2.0f, 2.0f, 2.0f}, {1.0f, 2.0f, 4.0f}});
+    private final Tensor withNan = Tensors.of(new float[][] {{1.0f, Float.NaN, 3.0f}, {-2.0f, 0.0f, 0.5f}});
     private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
     private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
     private final List<String> failures = new ArrayList<>();
@@ -290,6 +291,22 @@ class KnownValuesTest {
                 -0.5493060946464539, 0.3465735912322998, -0.1013663113117218, 1.1487799882888794);
         check("grad of binary_cross_entropy", gradOf(probs, t -> Functional.binaryCrossEntropy(t, labels)), DType.FLOAT32, new int[] {4},
                 -0.2777777910232544, 0.3124999701976776, 0.10416669398546219, -25.0);
+        check("grad of max with a NaN", gradOf(withNan, Tensor::max), DType.FLOAT32, new int[] {2, 3},
+                0.0, 1.0, 0.0, 0.0, 0.0, 0.0);
+        check("grad of min with a NaN", gradOf(withNan, Tensor::min), DType.FLOAT32, new int[] {2, 3},
+                0.0, 1.0, 0.0, 0.0, 0.0, 0.0);
+        check("grad of maximum with a NaN", gradOf(withNan, t -> t.maximum(x)), DType.FLOAT32, new int[] {2, 3},
+                1.0, 1.0, 1.0, 0.0, 1.0, 0.0);
+        check("grad of maximum other with a NaN", gradOf(x, t -> withNan.maximum(t)), DType.FLOAT32, new int[] {2, 3},
+                0.0, 1.0, 0.0, 1.0, 0.0, 1.0);
+        check("grad of minimum with a NaN", gradOf(withNan, t -> t.minimum(y)), DType.FLOAT32, new int[] {2, 3},
+                0.0, 1.0, 0.0, 0.5, 0.0, 0.0);
+        check("grad of relu with a NaN", gradOf(withNan, Tensor::relu), DType.FLOAT32, new int[] {2, 3},
+                1.0, 1.0, 1.0, 0.0, 0.0, 1.0);
+        check("grad of relu with a NaN, dense", gradOf(withNan, t -> t.relu().mul(pos)), DType.FLOAT32, new int[] {2, 3},
+                0.5, 1.5, 2.5, 0.0, 0.0, 4.0);
+        check("grad of relu with a NaN, float64", gradOf(withNan.to(DType.FLOAT64), Tensor::relu), DType.FLOAT64, new int[] {2, 3},
+                1.0, 1.0, 1.0, 0.0, 0.0, 1.0);
         check("grad of softmax", gradOf(x, t -> t.softmax(1).mul(pos)), DType.FLOAT32, new int[] {2, 3},
                 -0.045284684747457504, -0.11626140773296356, 0.16154628992080688, -0.06257310509681702,
                 -0.07961463183164597, 0.14218756556510925);
