@@ -42,6 +42,36 @@ class RRefLifecycleTest {
     }
 
     @Test
+    void passingOnAnUnusableReferenceFailsWithItsOwnCodeNotAsSerialization() {
+        try (LocalCluster cluster = LocalCluster.start(3)) {
+            RpcAgent w0 = cluster.agent(0);
+            RRef<Integer> deleted = w0.remote("worker1", Ops::add, 1, 2);
+            assertThat(deleted.toHere()).isEqualTo(3);
+            deleted.close();
+            // what toHere() on it says, in the same code: a retry or catch keyed on the code sees the truth
+            assertThatThrownBy(() -> w0.rpcSync("worker2", Ops::identity, deleted))
+                    .isInstanceOfSatisfying(RpcException.class, e -> {
+                        assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_RREF);
+                        assertThat(e.getMessage()).contains("Cannot call fork an UserRRef after deletion");
+                    });
+
+            RRef<Integer> failed = w0.remote("worker1", Ops::fail, "no value");
+            assertThatThrownBy(failed::toHere).isInstanceOf(RpcException.class);
+            // the fetch may fail before the creation's own answer is in; once it is, the creator knows
+            await().atMost(Duration.ofSeconds(20)).until(failed::confirmedByOwner);
+            assertThatThrownBy(() -> w0.rpcAsync("worker2", Ops::identity, failed).await())
+                    .isInstanceOfSatisfying(RpcException.class, e -> {
+                        assertThat(e.code()).isEqualTo(RpcException.Code.REMOTE_ERROR);
+                        assertThat(e.workerName()).isEqualTo("worker1");
+                        assertThat(e.remoteMessage()).isEqualTo("no value");
+                    });
+            // the agent is unharmed: the same worker takes a usable reference next
+            RRef<Integer> fine = w0.remote("worker1", Ops::add, 2, 2);
+            assertThat(w0.rpcSync("worker2", Ops::identity, fine)).isInstanceOf(RRef.class);
+        }
+    }
+
+    @Test
     void debugInfoFollowsTheProtocol() {
         try (LocalCluster cluster = LocalCluster.start(3)) {
             RpcAgent w0 = cluster.agent(0);

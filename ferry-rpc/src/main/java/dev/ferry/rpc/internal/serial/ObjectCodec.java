@@ -156,6 +156,13 @@ public final class ObjectCodec {
         } catch (RpcException e) {
             throw e;
         } catch (RuntimeException | StackOverflowError e) {
+            RpcException refused = thrownBySerializer(e);
+            if (refused != null) {
+                // A serializer refused a value that is unusable rather than unencodable (an RRef
+                // deleted, whose creation failed or whose owner is gone): the caller learns that, in
+                // the words and code any other use of it reports, not as a serialization failure.
+                throw refused.rethrowable();
+            }
             throw new RpcException(RpcException.Code.SERIALIZATION_ERROR,
                     "cannot encode " + whatIsEncoded(value) + ": " + describe(e, e.getMessage()), e);
         } finally {
@@ -263,6 +270,16 @@ public final class ObjectCodec {
             }
         }
         return otherwise;
+    }
+
+    /** The {@link RpcException} a serializer threw, which Fory wrapped as {@code e}'s cause; else null. */
+    private static RpcException thrownBySerializer(Throwable e) {
+        for (Throwable cause = e.getCause(); cause != null && cause != e; e = cause, cause = cause.getCause()) {
+            if (cause instanceof RpcException rpc) {
+                return rpc;
+            }
+        }
+        return null;
     }
 
     private static String firstGroup(Matcher matched) {

@@ -66,10 +66,13 @@ class CutConnectionRRefsTest {
                             assertThat(e.code()).isEqualTo(RpcException.Code.UNAVAILABLE);
                             assertThat(e.getMessage()).contains("worker1");
                         }));
-                // passing one on fails as encoding it does, saying why
+                // passing one on fails as using it does (UNAVAILABLE), saying why
                 assertThatThrownBy(() -> user.rpcAsync("worker1", Ops::identity, rrefs.get(1)).await())
-                        .isInstanceOfSatisfying(RpcException.class, e -> assertThat(e.getMessage())
-                                .contains("cannot call fork on it, its owner is gone: worker worker1 is lost"));
+                        .isInstanceOfSatisfying(RpcException.class, e -> {
+                            assertThat(e.code()).isEqualTo(RpcException.Code.UNAVAILABLE);
+                            assertThat(e.getMessage())
+                                    .contains("cannot call fork on it, its owner is gone: worker worker1 is lost");
+                        });
                 rrefs.forEach(RRef::close);
                 // ... and the owner, which lives on, drops the values once the deletes get through
                 await().atMost(BOUND).untilAsserted(() -> {
