@@ -72,6 +72,43 @@ class RRefLifecycleTest {
     }
 
     @Test
+    void toHereRacingCloseOnAnotherThreadEndsAtOnceAndLeavesNothingOnTheOwner() throws Exception {
+        try (LocalCluster cluster = LocalCluster.start(2);
+             java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3)) {
+            RpcAgent w0 = cluster.agent(0);
+            RpcAgent w1 = cluster.agent(1);
+            for (int round = 0; round < 200; round++) {
+                RRef<Integer> rref = w0.remote("worker1", Ops::add, round, 1);
+                assertThat(rref.toHere()).isEqualTo(round + 1);
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                List<java.util.concurrent.Future<Object>> uses = new ArrayList<>();
+                for (int t = 0; t < 2; t++) {
+                    uses.add(threads.submit(() -> {
+                        go.await();
+                        try {
+                            // bounded: before the fix a fetch overtaken by its delete waited out the timeout
+                            return rref.toHere(Duration.ofSeconds(10));
+                        } catch (RpcException e) {
+                            return e.code();
+                        }
+                    }));
+                }
+                go.countDown();
+                rref.close();
+                for (java.util.concurrent.Future<Object> use : uses) {
+                    assertThat(use.get(30, java.util.concurrent.TimeUnit.SECONDS))
+                            .as("round %d: the value or 'deleted', never a wait", round)
+                            .isIn(round + 1, RpcException.Code.UNKNOWN_RREF);
+                }
+            }
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                assertThat(debug(w1, "num_owner_rrefs")).isZero();
+                assertThat(debug(w0, "num_live_users")).isZero();
+            });
+        }
+    }
+
+    @Test
     void debugInfoFollowsTheProtocol() {
         try (LocalCluster cluster = LocalCluster.start(3)) {
             RpcAgent w0 = cluster.agent(0);

@@ -394,7 +394,20 @@ public final class RRefContext {
      * confirmation) failed or that the owner is gone.
      */
     public RpcFuture<Object> fetch(UserState user, Duration timeout) {
-        RpcFuture<Object> fetched = host.fetch(user.owner, user.rrefId, timeout);
+        synchronized (this) {
+            if (user.deleteSent) { // closed by another thread since toHere() checked
+                throw deletedError(user, "to_here()");
+            }
+            user.fetchesInFlight++; // a close() meanwhile sends its delete after the fetch is answered
+        }
+        RpcFuture<Object> fetched;
+        try {
+            fetched = host.fetch(user.owner, user.rrefId, timeout);
+        } catch (RuntimeException e) {
+            fetchEnded(user);
+            throw e;
+        }
+        fetched.addDoneCallback(done -> fetchEnded(user));
         // Also when the confirmation is already done: toHere() checked it before the fetch, but the
         // creation may have failed in between, and the fetch then waits for it on the owner.
         user.confirmation.thenRun(() -> {
@@ -404,6 +417,13 @@ public final class RRefContext {
             }
         });
         return fetched;
+    }
+
+    private void fetchEnded(UserState user) {
+        synchronized (this) {
+            user.fetchesInFlight--;
+        }
+        maybeDelete(user);
     }
 
     /** Owner: the state of an RRef it owns, for calls on the value; null if unknown. */
@@ -641,10 +661,14 @@ public final class RRefContext {
                 throw user.creationError.rethrowable();
             }
             if (isDeleted(user)) {
-                throw new RpcException(RpcException.Code.UNKNOWN_RREF, describe(user)
-                        + " has been deleted. Cannot call " + operation + " on it after deletion.");
+                throw deletedError(user, operation);
             }
         }
+    }
+
+    private static RpcException deletedError(UserState user, String operation) {
+        return new RpcException(RpcException.Code.UNKNOWN_RREF, describe(user)
+                + " has been deleted. Cannot call " + operation + " on it after deletion.");
     }
 
     private static RpcException ownerGoneError(UserState user, String operation, RpcException gone) {

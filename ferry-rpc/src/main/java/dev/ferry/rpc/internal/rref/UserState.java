@@ -25,6 +25,12 @@ public final class UserState {
     /** The creation call failed before it was sent: the owner never knew this RRef. */
     boolean neverSent;
     int pendingChildren;
+    /**
+     * This user's {@code toHere()} fetches on their way: its delete waits for them, since one sent
+     * first would reach the owner before a fetch, which would then wait there for a value that is
+     * never made (the owner keeps a place for a fetch that overtook the creation).
+     */
+    int fetchesInFlight;
     volatile RpcException creationError;
     /** Why its owner is gone (left, lost, replaced); null while it is a member. */
     volatile RpcException ownerGone;
@@ -56,6 +62,6 @@ public final class UserState {
     }
 
     boolean readyToDelete() {
-        return released && confirmed && pendingChildren == 0 && !deleteSent;
+        return released && confirmed && pendingChildren == 0 && fetchesInFlight == 0 && !deleteSent;
     }
 }
