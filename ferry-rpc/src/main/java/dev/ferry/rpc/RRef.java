@@ -143,7 +143,12 @@ public final class RRef<T> implements AutoCloseable {
             checkUsable("to_here()");
             T value;
             try {
-                value = (T) context.fetch(user, timeout).await();
+                RpcFuture<Object> fetched = context.fetch(user, timeout);
+                try {
+                    value = (T) fetched.await();
+                } finally {
+                    context.fetchAnswered(user, fetched);
+                }
             } catch (RpcException e) {
                 if (user.confirmation().isDone()) {
                     // The creation's own failure is the news (a timed-out creation is cancelled on

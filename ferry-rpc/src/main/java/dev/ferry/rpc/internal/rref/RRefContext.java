@@ -407,7 +407,6 @@ public final class RRefContext {
             fetchEnded(user);
             throw e;
         }
-        fetched.addDoneCallback(done -> fetchEnded(user));
         // Also when the confirmation is already done: toHere() checked it before the fetch, but the
         // creation may have failed in between, and the fetch then waits for it on the owner.
         user.confirmation.thenRun(() -> {
@@ -417,6 +416,19 @@ public final class RRefContext {
             }
         });
         return fetched;
+    }
+
+    /**
+     * User: {@code toHere()} stopped waiting for {@code fetched}, from {@link #fetch}. Ended at once
+     * if it is done, so that a {@code close()} right after {@code toHere()} queues its delete then,
+     * to go with the next call; else (an interrupted wait) when it ends.
+     */
+    public void fetchAnswered(UserState user, RpcFuture<?> fetched) {
+        if (fetched.done()) {
+            fetchEnded(user);
+        } else {
+            fetched.addDoneCallback(done -> fetchEnded(user));
+        }
     }
 
     private void fetchEnded(UserState user) {
