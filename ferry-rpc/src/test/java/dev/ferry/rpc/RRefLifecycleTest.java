@@ -109,6 +109,25 @@ class RRefLifecycleTest {
     }
 
     @Test
+    void aCreationTheOwnerRefusesWithAFerryErrorIsFreedThereWhenReleased() {
+        try (LocalCluster cluster = LocalCluster.start(2)) {
+            RpcAgent w0 = cluster.agent(0);
+            RpcAgent w1 = cluster.agent(1);
+            // the owner registers the creation, then finds the function returns no future: INVALID_ARGUMENT, not REMOTE_ERROR
+            RRef<Object> refused = w0.remote("worker1", Ops::asyncWrongType);
+            assertThatThrownBy(refused::toHere).isInstanceOfSatisfying(RpcException.class,
+                    e -> assertThat(e.code()).isEqualTo(RpcException.Code.INVALID_ARGUMENT));
+            await().atMost(Duration.ofSeconds(20)).until(refused::confirmedByOwner);
+            refused.close();
+            // before the fix the creator thought the owner never heard of it and kept the delete
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+                assertThat(debug(w1, "num_owner_rrefs")).isZero();
+                assertThat(debug(w1, "num_forks")).isZero();
+            });
+        }
+    }
+
+    @Test
     void debugInfoFollowsTheProtocol() {
         try (LocalCluster cluster = LocalCluster.start(3)) {
             RpcAgent w0 = cluster.agent(0);

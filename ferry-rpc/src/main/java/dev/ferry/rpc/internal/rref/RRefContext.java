@@ -2,6 +2,7 @@ package dev.ferry.rpc.internal.rref;
 
 import dev.ferry.rpc.GloballyUniqueId;
 import dev.ferry.rpc.RRef;
+import dev.ferry.rpc.RemoteStackTrace;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
@@ -129,7 +130,10 @@ public final class RRefContext {
                 user.creationError = creationFailure(failure);
                 // A timed-out or cancelled creation may still have happened on the owner (the
                 // delete that follows on the same connection finds it); one that failed here never left.
-                user.neverSent = failure instanceof RpcException rpc && rpc.code() != RpcException.Code.TIMEOUT
+                // A failure the owner reported (any code: it registered the creation on arrival,
+                // before resolving or running anything) means it holds a place the delete must free.
+                user.neverSent = failure instanceof RpcException rpc && !reportedByCallee(rpc)
+                        && rpc.code() != RpcException.Code.TIMEOUT
                         && rpc.code() != RpcException.Code.REMOTE_ERROR && rpc.code() != RpcException.Code.UNAVAILABLE
                         && rpc.code() != RpcException.Code.CANCELLED;
             }
@@ -140,6 +144,15 @@ public final class RRefContext {
             }
             dropFork(owner.id, owner.id);
         }
+    }
+
+    private static boolean reportedByCallee(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause() == cause ? null : cause.getCause()) {
+            if (cause instanceof RemoteStackTrace) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static RpcException creationFailure(Throwable failure) {
