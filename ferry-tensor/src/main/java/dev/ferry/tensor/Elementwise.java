@@ -143,7 +143,7 @@ final class Elementwise {
         return Grad.of("PowBackward1", a, b).saving(a, b, out).record(out, g -> new Tensor[] {
                 a.requiresGrad() ? reduceTo(g.mul(b.mul(a.pow(b.sub(1))).maskedFill(b.eq(0), 0)), a.shapeRef())
                         : null,
-                b.requiresGrad() ? reduceTo(g.mul(out.detach().mul(a.log()).maskedFill(a.eq(0).logicalAnd(b.ge(0)), 0)),
+                b.requiresGrad() ? reduceTo(g.mul(out.mul(a.log()).maskedFill(a.eq(0).logicalAnd(b.ge(0)), 0)),
                         b.shapeRef()) : null});
     }
 
@@ -207,7 +207,7 @@ final class Elementwise {
 
     static Tensor exp(Tensor a) {
         Tensor out = unary(UnaryOp.EXP, a);
-        return Grad.of("ExpBackward0", a).saving(out).record(out, g -> new Tensor[] {g.mul(out.detach())});
+        return Grad.of("ExpBackward0", a).saving(out).record(out, g -> new Tensor[] {g.mul(out)});
     }
 
     static Tensor log(Tensor a) {
@@ -221,15 +221,13 @@ final class Elementwise {
 
     static Tensor sqrt(Tensor a) {
         Tensor out = unary(UnaryOp.SQRT, a);
-        return Grad.of("SqrtBackward0", a).saving(out).record(out, g -> new Tensor[] {g.div(out.detach().mul(2))});
+        return Grad.of("SqrtBackward0", a).saving(out).record(out, g -> new Tensor[] {g.div(out.mul(2))});
     }
 
     static Tensor reciprocal(Tensor a) {
         Tensor out = unary(UnaryOp.RECIPROCAL, a);
-        return Grad.of("ReciprocalBackward0", a).saving(out).record(out, g -> {
-            Tensor y = out.detach();
-            return new Tensor[] {g.mul(y.mul(y)).neg()};
-        });
+        return Grad.of("ReciprocalBackward0", a).saving(out).record(out,
+                g -> new Tensor[] {g.mul(out.mul(out)).neg()});
     }
 
     static Tensor sin(Tensor a) {
@@ -243,18 +241,14 @@ final class Elementwise {
 
     static Tensor tanh(Tensor a) {
         Tensor out = unary(UnaryOp.TANH, a);
-        return Grad.of("TanhBackward0", a).saving(out).record(out, g -> {
-            Tensor y = out.detach();
-            return new Tensor[] {g.mul(y.mul(y).neg().add(1))};
-        });
+        return Grad.of("TanhBackward0", a).saving(out).record(out,
+                g -> new Tensor[] {g.mul(out.mul(out).neg().add(1))});
     }
 
     static Tensor sigmoid(Tensor a) {
         Tensor out = unary(UnaryOp.SIGMOID, a);
-        return Grad.of("SigmoidBackward0", a).saving(out).record(out, g -> {
-            Tensor y = out.detach();
-            return new Tensor[] {g.mul(y.mul(y.neg().add(1)))};
-        });
+        return Grad.of("SigmoidBackward0", a).saving(out).record(out,
+                g -> new Tensor[] {g.mul(out.mul(out.neg().add(1)))});
     }
 
     static Tensor relu(Tensor a) {

@@ -1,7 +1,12 @@
 package dev.ferry.tensor;
 
+import dev.ferry.tensor.autograd.GradMode;
 import dev.ferry.tensor.internal.Shapes;
 import dev.ferry.tensor.internal.kernels.ReduceKernels;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 
 /** Sums, means, extrema, variance, softmax and their derivatives. */
 final class Reductions {
@@ -99,10 +104,8 @@ final class Reductions {
      */
     private static Tensor sqrtWithZeroGradAtZero(String name, Tensor s) {
         Tensor out = s.detach().sqrt();
-        return Grad.of(name, s).saving(out).record(out, g -> {
-            Tensor y = out.detach();
-            return new Tensor[] {g.div(y.mul(2)).maskedFill(y.eq(0), 0)};
-        });
+        return Grad.of(name, s).saving(out).record(out,
+                g -> new Tensor[] {g.div(out.mul(2)).maskedFill(out.eq(0), 0)});
     }
 
     static Tensor prod(Tensor t) {
@@ -111,30 +114,48 @@ final class Reductions {
         Tensor out = reduce(ReduceKernels.Kind.PROD, t, reduced, false, dt);
         // d(prod)/dx_i is the product of the other elements: prod / x_i without zeros; with one
         // zero only that position has a non-zero derivative; with two or more, none has.
-        return Grad.of("ProdBackward0", t).saving(t).record(out, g -> {
-            double[] x = t.toDoubleArray();
-            int zeros = 0;
-            int zeroAt = -1;
-            double nonZeroProduct = 1;
-            for (int i = 0; i < x.length; i++) {
-                if (x[i] == 0) {
-                    zeros++;
-                    zeroAt = i;
-                } else {
-                    nonZeroProduct *= x[i];
-                }
+        return Grad.of("ProdBackward0", t).saving(t, out).record(out, g -> {
+            if (Arrays.stream(t.toDoubleArray()).noneMatch(v -> v == 0)) {
+                return new Tensor[] {out.div(t).mul(g)}; // PyTorch's prod_backward, differentiable
             }
-            double[] d = new double[x.length];
-            for (int i = 0; i < x.length; i++) {
-                if (zeros == 0) {
-                    d[i] = nonZeroProduct / x[i];
-                } else if (zeros == 1 && i == zeroAt) {
-                    d[i] = nonZeroProduct;
-                }
-            }
-            Tensor others = Tensors.from(d, t.shapeRef()).to(g.dtype());
-            return new Tensor[] {others.mul(g)};
+            return new Tensor[] {(GradMode.isEnabled() ? productsOfOthers(t) : productsOfOthersValues(t)).mul(g)};
         });
+    }
+
+    /**
+     * For each element, the product of all the others, from tensor ops so that it is itself
+     * differentiable ({@code createGraph} through a prod of a tensor holding zeros): n products
+     * of n - 1 elements, paid only in that case.
+     */
+    private static Tensor productsOfOthers(Tensor t) {
+        Tensor flat = t.reshape(-1);
+        int n = flat.numel();
+        List<Tensor> others = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            others.add(Tensors.cat(List.of(flat.narrow(0, 0, i), flat.narrow(0, i + 1, n - i - 1)), 0).prod());
+        }
+        return Tensors.stack(others, 0).reshape(t.shapeRef());
+    }
+
+    /** {@link #productsOfOthers}' values in one pass, for a backward that records nothing. */
+    private static Tensor productsOfOthersValues(Tensor t) {
+        double[] x = t.toDoubleArray();
+        int zeros = 0;
+        int zeroAt = -1;
+        double nonZeroProduct = 1;
+        for (int i = 0; i < x.length; i++) {
+            if (x[i] == 0) {
+                zeros++;
+                zeroAt = i;
+            } else {
+                nonZeroProduct *= x[i];
+            }
+        }
+        double[] d = new double[x.length];
+        if (zeros == 1) {
+            d[zeroAt] = nonZeroProduct;
+        }
+        return Tensors.from(d, t.shapeRef()).to(t.dtype());
     }
 
     /** amax/amin. Gradient split evenly among ties. */
@@ -217,11 +238,9 @@ final class Reductions {
         int[] dims = {d};
         if (log) {
             return Grad.of("LogSoftmaxBackward0", t).saving(y).record(out, g ->
-                    new Tensor[] {g.sub(y.detach().exp().mul(g.sum(dims, true)))});
+                    new Tensor[] {g.sub(y.exp().mul(g.sum(dims, true)))});
         }
-        return Grad.of("SoftmaxBackward0", t).saving(y).record(out, g -> {
-            Tensor yd = y.detach();
-            return new Tensor[] {yd.mul(g.sub(g.mul(yd).sum(dims, true)))};
-        });
+        return Grad.of("SoftmaxBackward0", t).saving(y).record(out,
+                g -> new Tensor[] {y.mul(g.sub(g.mul(y).sum(dims, true)))});
     }
 }

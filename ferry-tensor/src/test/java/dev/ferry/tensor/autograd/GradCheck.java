@@ -12,7 +12,8 @@ import java.util.function.Function;
 /**
  * Compares autograd's gradients with central finite differences, in float64: for a random
  * weighting {@code w} of the output, d(sum(w * f(x)))/dx from backward must match
- * (L(x + eps) - L(x - eps)) / 2eps element by element.
+ * (L(x + eps) - L(x - eps)) / 2eps element by element. {@link #checkSecondOrder} does the same for
+ * the gradient itself, computed with {@code createGraph} ({@code torch.autograd.gradgradcheck}).
  */
 final class GradCheck {
     private static final double EPS = 1e-6;
@@ -61,6 +62,29 @@ final class GradCheck {
                 }
             }
         }
+    }
+
+    /**
+     * Checks the gradients of {@code x -> d(sum(w * f(x)))/dx} (all inputs' gradients, flattened
+     * and joined) against finite differences: the backward of every op in {@code f} must itself be
+     * differentiable, as with {@code createGraph} in PyTorch.
+     */
+    static void checkSecondOrder(String name, Function<List<Tensor>, Tensor> f, Tensor... inputs) {
+        Tensor weight = Tensors.randn(new Generator(43), DType.FLOAT64, f.apply(Arrays.asList(inputs)).shape());
+        check(name + " (second order)", xs -> {
+            // check() evaluates without grad for its finite differences; the gradient needs a graph.
+            try (var scope = Autograd.enableGrad()) {
+                Tensor[] grads = Autograd.grad(List.of(f.apply(xs)), xs, List.of(weight), true, true, true);
+                Tensor[] flat = new Tensor[grads.length];
+                for (int i = 0; i < grads.length; i++) {
+                    flat[i] = grads[i] == null ? Tensors.zeros(DType.FLOAT64, xs.get(i).numel()) : grads[i].reshape(-1);
+                }
+                // A gradient that does not depend on the inputs (a linear op's) has no graph: adding
+                // 0 * sum(x) gives it one, so the finite differences must show it is constant.
+                Tensor dependence = xs.get(0).sum().mul(0);
+                return Tensors.cat(List.of(flat), 0).add(dependence);
+            }
+        }, inputs);
     }
 
     private static void set(Tensor flat, int k, double v) {

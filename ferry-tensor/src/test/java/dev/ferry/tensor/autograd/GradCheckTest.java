@@ -71,6 +71,8 @@ class GradCheckTest {
                 op("std", x -> x.get(0).std(), randn(6)),
                 op("prod", x -> x.get(0).prod(), randn(4)),
                 op("prod with a zero", x -> x.get(0).mul(Tensors.of(1.0, 0.0, 1.0, 1.0)).prod(), randn(4)),
+                op("prod of a zero leaf", x -> x.get(0).prod(), Tensors.of(0.7, 0.0, -1.3, 2.0).requiresGrad_(true)),
+                op("prod of two zeros", x -> x.get(0).prod(), Tensors.of(0.0, 1.5, 0.0, -0.5).requiresGrad_(true)),
                 op("max all", x -> x.get(0).max(), randn(3, 3)),
                 op("max dim", x -> x.get(0).max(1, false).values(), randn(3, 4)),
                 op("min dim keepdim", x -> x.get(0).min(0, true).values(), randn(3, 4)),
@@ -152,5 +154,11 @@ class GradCheckTest {
     @MethodSource("ops")
     void gradientsMatchFiniteDifferences(String name, Function<List<Tensor>, Tensor> f, Tensor[] inputs) {
         GradCheck.check(name, f, inputs);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("ops")
+    void gradientsOfGradientsMatchFiniteDifferences(String name, Function<List<Tensor>, Tensor> f, Tensor[] inputs) {
+        GradCheck.checkSecondOrder(name, f, inputs);
     }
 }
