@@ -6,6 +6,7 @@
 module dev.ferry.tensor {
     requires dev.ludovic.netlib.blas;
     requires java.logging;
+    requires org.apache.commons.numbers.gamma;
 
     exports dev.ferry.tensor;
     exports dev.ferry.tensor.autograd;

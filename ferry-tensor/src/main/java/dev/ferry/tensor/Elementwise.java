@@ -251,6 +251,12 @@ final class Elementwise {
                 g -> new Tensor[] {g.mul(out.mul(out.neg().add(1)))});
     }
 
+    /** d/dx erf(x) = 2/√π · exp(−x²), built from tensor ops so higher-order gradients work. */
+    static Tensor erf(Tensor a) {
+        return Grad.of("ErfBackward0", a).saving(a).record(unary(UnaryOp.ERF, a),
+                g -> new Tensor[] {g.mul(a.square().neg().exp().mul(2 / Math.sqrt(Math.PI)))});
+    }
+
     static Tensor relu(Tensor a) {
         Tensor out = unary(UnaryOp.RELU, a);
         return Grad.of("ReluBackward0", a).saving(out).record(out, g -> new Tensor[] {reluBackward(g, out)});

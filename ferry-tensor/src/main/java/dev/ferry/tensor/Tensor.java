@@ -421,6 +421,11 @@ public sealed class Tensor permits Parameter {
         return Elementwise.sigmoid(this);
     }
 
+    /** The Gauss error function, {@code torch.erf}; integer inputs give float32. */
+    public Tensor erf() {
+        return Elementwise.erf(this);
+    }
+
     public Tensor relu() {
         return Elementwise.relu(this);
     }

@@ -2,6 +2,7 @@
 package dev.ferry.tensor;
 
 import dev.ferry.tensor.nn.Functional;
+import dev.ferry.tensor.nn.GELU;
 import dev.ferry.tensor.nn.Init;
 import dev.ferry.tensor.nn.Reduction;
 import org.junit.jupiter.api.Test;
@@ -40,6 +41,7 @@ class KnownValuesTest {
     private final Tensor withNan = Tensors.of(new float[][] {{1.0f, Float.NaN, 3.0f}, {-2.0f, 0.0f, 0.5f}});
     private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
     private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
+    private final Tensor wide = Tensors.arange(0.0, 13.0, 1.0).sub(6).div(2);
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {
@@ -109,6 +111,36 @@ class KnownValuesTest {
                 0.9525741338729858);
         check("relu", x.relu(), DType.FLOAT32, new int[] {2, 3},
                 0.0, 0.25, 2.0, 0.5, 0.0, 3.0);
+        check("erf", wide.erf(), DType.FLOAT32, new int[] {13},
+                -0.9999778866767883, -0.9995930194854736, -0.9953222870826721, -0.9661051630973816,
+                -0.8427007794380188, -0.5204998850822449, 0.0, 0.5204998850822449, 0.8427007794380188,
+                0.9661051630973816, 0.9953222870826721, 0.9995930194854736, 0.9999778866767883);
+        check("erf of ints", Tensors.of(-1L, 0L, 2L).erf(), DType.FLOAT32, new int[] {3},
+                -0.8427007794380188, 0.0, 0.9953222870826721);
+        check("gelu", Functional.gelu(wide), DType.FLOAT32, new int[] {13},
+                -0.004049867391586304, -0.015524178743362427, -0.045500099658966064, -0.10021086037158966,
+                -0.1586552858352661, -0.1542687863111496, 0.0, 0.3457311987876892, 0.8413447141647339,
+                1.3997890949249268, 1.9544999599456787, 2.48447585105896, 2.995950222015381);
+        check("gelu tanh", Functional.gelu(wide, GELU.Approximation.TANH), DType.FLOAT32, new int[] {13},
+                -0.0036374330520629883, -0.015084296464920044, -0.04540228843688965, -0.10042843222618103,
+                -0.15880799293518066, -0.1542859971523285, 0.0, 0.3457140028476715, 0.8411920070648193,
+                1.3995715379714966, 1.9545977115631104, 2.4849157333374023, 2.9963626861572266);
+        check("GELU module", new GELU().forward(x), DType.FLOAT32, new int[] {2, 3},
+                -0.10021086037158966, 0.14967656135559082, 1.9544999599456787, 0.3457311987876892,
+                -0.16997046768665314, 2.995950222015381);
+        check("grad of erf", gradOf(wide, t -> t.erf()), DType.FLOAT32, new int[] {13},
+                0.00013925305393058807, 0.002178284339606762, 0.02066698670387268, 0.11893029510974884,
+                0.41510751843452454, 0.8787826299667358, 1.128379225730896, 0.8787826299667358,
+                0.41510751843452454, 0.11893029510974884, 0.02066698670387268, 0.002178284339606762,
+                0.00013925305393058807);
+        check("grad of gelu", gradOf(wide, t -> Functional.gelu(t)), DType.FLOAT32, new int[] {13},
+                -0.011945605278015137, -0.03761106729507446, -0.08523187041282654, -0.12746915221214294,
+                -0.08331543207168579, 0.1325049102306366, 0.5, 0.867495059967041, 1.083315372467041,
+                1.1274691820144653, 1.085231900215149, 1.0376110076904297, 1.0119456052780151);
+        check("grad of gelu tanh", gradOf(wide, t -> Functional.gelu(t, GELU.Approximation.TANH)), DType.FLOAT32, new int[] {13},
+                -0.011584296822547913, -0.03795165196061134, -0.08609922230243683, -0.12771081924438477,
+                -0.08296409249305725, 0.1326301097869873, 0.5, 0.8673698902130127, 1.0829640626907349,
+                1.1277108192443848, 1.0860992670059204, 1.0379517078399658, 1.0115842819213867);
         check("clamp", x.clamp(-1, 1), DType.FLOAT32, new int[] {2, 3},
                 -1.0, 0.25, 1.0, 0.5, -0.75, 1.0);
         check("clamp min", x.clampMin(0.3), DType.FLOAT32, new int[] {2, 3},

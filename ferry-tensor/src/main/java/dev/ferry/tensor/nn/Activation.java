@@ -5,14 +5,14 @@ import dev.ferry.tensor.Tensor;
 import java.util.function.UnaryOperator;
 
 /**
- * Parameter-free element-wise layers: {@link ReLU}, {@link Tanh}, {@link Sigmoid} (also made by
- * {@link #relu()}, {@link #tanh()}, {@link #sigmoid()}).
+ * Parameter-free element-wise layers: {@link ReLU}, {@link Tanh}, {@link Sigmoid}, {@link GELU}
+ * (also made by {@link #relu()}, {@link #tanh()}, {@link #sigmoid()}, {@link #gelu()}).
  *
  * <pre>
  * Sequential mlp = new Sequential(new Linear(2, 64), new ReLU(), new Linear(64, 2));
  * </pre>
  */
-public abstract sealed class Activation extends Module permits ReLU, Tanh, Sigmoid {
+public abstract sealed class Activation extends Module permits ReLU, Tanh, Sigmoid, GELU {
     private final String name;
     private final UnaryOperator<Tensor> fn;
 
@@ -31,6 +31,11 @@ public abstract sealed class Activation extends Module permits ReLU, Tanh, Sigmo
 
     public static Activation sigmoid() {
         return new Sigmoid();
+    }
+
+    /** The exact GELU; {@code new GELU(GELU.Approximation.TANH)} for the tanh form. */
+    public static Activation gelu() {
+        return new GELU();
     }
 
     @Override

@@ -14,6 +14,10 @@ import java.util.Arrays;
  * from tensor ops, so higher-order gradients work through them too.
  */
 public final class Functional {
+    private static final double SQRT_HALF = Math.sqrt(0.5);
+    private static final double SQRT_TWO_OVER_PI = Math.sqrt(2 / Math.PI);
+    private static final double GELU_TANH_KAPPA = 0.044715; // PyTorch's kKappa
+
     private Functional() {
     }
 
@@ -24,6 +28,25 @@ public final class Functional {
 
     public static Tensor relu(Tensor x) {
         return x.relu();
+    }
+
+    /** The exact GELU, {@code x · ½ · (1 + erf(x / √2))}, as {@code torch.nn.functional.gelu(x)}. */
+    public static Tensor gelu(Tensor x) {
+        return gelu(x, GELU.Approximation.NONE);
+    }
+
+    /**
+     * GELU exact or in PyTorch's tanh form ({@code approximate='tanh'}). Built from tensor ops, so
+     * gradients of any order follow.
+     */
+    public static Tensor gelu(Tensor x, GELU.Approximation approximation) {
+        return switch (approximation) {
+            case NONE -> x.mul(x.mul(SQRT_HALF).erf().add(1)).mul(0.5);
+            case TANH -> {
+                Tensor inner = x.add(x.mul(x).mul(x).mul(GELU_TANH_KAPPA)).mul(SQRT_TWO_OVER_PI);
+                yield x.mul(0.5).mul(inner.tanh().add(1));
+            }
+        };
     }
 
     public static Tensor softmax(Tensor x, int dim) {

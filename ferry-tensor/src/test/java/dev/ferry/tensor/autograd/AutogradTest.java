@@ -3,6 +3,8 @@ package dev.ferry.tensor.autograd;
 import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
+import dev.ferry.tensor.nn.Functional;
+import dev.ferry.tensor.nn.GELU;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -98,6 +100,25 @@ class AutogradTest {
         assertThat(dy.requiresGrad()).isTrue();
         Tensor d2y = Autograd.grad(List.of(dy.sum()), List.of(x), null)[0];              // 6x
         assertThat(d2y.item()).isEqualTo(12);
+    }
+
+    @Test
+    void secondOrderGradientsOfGeluMatchPyTorch() {
+        // Values from torch.autograd.grad(..., create_graph=True) twice, in float64, PyTorch 1.13.
+        double[][] expected = {
+            {-0.08331547058768635, 0.8674951246561629, 1.085231801078197},
+            {0.24197072451914337, 0.6161143218375241, -0.10798193302637613},
+            {-0.08296408384578252, 0.8673699035346424, 1.0860992566236183},
+            {0.24214819798377296, 0.615506895115985, -0.10787507995107845}};
+        GELU.Approximation[] forms = {GELU.Approximation.NONE, GELU.Approximation.TANH};
+        for (int i = 0; i < forms.length; i++) {
+            Tensor x = Tensors.of(-1.0, 0.5, 2.0).requiresGrad_(true);
+            Tensor y = Functional.gelu(x, forms[i]).sum();
+            Tensor dy = Autograd.grad(List.of(y), List.of(x), null, false, true, false)[0];
+            Tensor d2y = Autograd.grad(List.of(dy.sum()), List.of(x), null)[0];
+            assertThat(dy.toDoubleArray()).as("%s first", forms[i]).containsExactly(expected[2 * i], within(1e-12));
+            assertThat(d2y.toDoubleArray()).as("%s second", forms[i]).containsExactly(expected[2 * i + 1], within(1e-12));
+        }
     }
 
     @Test

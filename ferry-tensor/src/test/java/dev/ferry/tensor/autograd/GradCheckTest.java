@@ -5,6 +5,7 @@ import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
 import dev.ferry.tensor.nn.Functional;
+import dev.ferry.tensor.nn.GELU;
 import dev.ferry.tensor.nn.LSTM;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -60,6 +61,9 @@ class GradCheckTest {
                 op("cos", x -> x.get(0).cos(), randn(4)),
                 op("tanh", x -> x.get(0).tanh(), randn(4)),
                 op("sigmoid", x -> x.get(0).sigmoid(), randn(4)),
+                op("erf", x -> x.get(0).erf(), randn(4)),
+                op("gelu", x -> Functional.gelu(x.get(0)), randn(4)),
+                op("gelu tanh", x -> Functional.gelu(x.get(0), GELU.Approximation.TANH), randn(4)),
                 op("relu", x -> x.get(0).relu(), randn(3, 4)),
                 op("clamp", x -> x.get(0).clamp(-0.5, 0.5), randn(8)),
                 op("where", x -> Tensors.where(x.get(0).gt(0), x.get(0), x.get(1).mul(2)), randn(5), randn(5)),

@@ -120,6 +120,11 @@ class ModuleTest {
         Tensor x = Tensors.of(-1.0, 0.5);
         assertThat(m.forward(x).allclose(x.relu().tanh().sigmoid())).isTrue();
         assertThat(Activation.relu()).isInstanceOf(ReLU.class);
+        assertThat(Activation.gelu()).hasToString("GELU(approximate='none')");
+        GELU tanhGelu = new GELU(GELU.Approximation.TANH);
+        assertThat(tanhGelu).hasToString("GELU(approximate='tanh')");
+        assertThat(tanhGelu.parameters()).isEmpty();
+        assertThat(tanhGelu.forward(x).allclose(Functional.gelu(x, GELU.Approximation.TANH))).isTrue();
     }
 
     @Test

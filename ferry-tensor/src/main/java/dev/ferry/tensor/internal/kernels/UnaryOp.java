@@ -1,5 +1,7 @@
 package dev.ferry.tensor.internal.kernels;
 
+import org.apache.commons.numbers.gamma.Erf;
+
 import java.util.function.DoubleUnaryOperator;
 
 /** Element-wise unary operations. {@code floatingOnly} ops turn integer inputs into float32. */
@@ -17,6 +19,7 @@ public enum UnaryOp {
     COS(true, Math::cos),
     TANH(true, Math::tanh),
     SIGMOID(true, x -> 1 / (1 + Math.exp(-x))),
+    ERF(true, Erf::value),
     FLOOR(false, Math::floor),
     CEIL(false, Math::ceil),
     ROUND(false, Math::rint);
