@@ -26,6 +26,10 @@ with_nan = torch.tensor([[1.0, float("nan"), 3.0], [-2.0, 0.0, 0.5]])
 saturated = torch.tensor([0.0, 1.0, 0.5, 0.9, 1.0, 0.0])
 saturated_labels = torch.tensor([1.0, 1.0, 0.3, 0.2, 0.0, 0.0])
 wide = (torch.arange(0.0, 13.0, 1.0) - 6) / 2
+cw = torch.tensor([0.5, 2.0, 1.0, 1.5])
+cw3 = torch.tensor([1.0, 0.25, 3.0])
+target_ign = torch.tensor([2, -100, 0])
+seq_target_ign = torch.tensor([[0, -100, 1, 1, 0], [2, 2, -100, 1, 2]])
 
 
 def grad_of(at, f):
@@ -132,6 +136,56 @@ CASES = [
      lambda: F.cross_entropy(logits[1], torch.tensor(3))),
     ("grad of cross_entropy [N, C, d]", "gradOf(seqLogits, t -> Functional.crossEntropy(t, seqTarget))",
      lambda: grad_of(seq_logits, lambda t: F.cross_entropy(t, seq_target))),
+    ("cross_entropy weight", "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withWeight(cw))",
+     lambda: F.cross_entropy(logits, target, weight=cw)),
+    ("cross_entropy weight sum",
+     "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withWeight(cw).withReduction(Reduction.SUM))",
+     lambda: F.cross_entropy(logits, target, weight=cw, reduction="sum")),
+    ("cross_entropy weight none",
+     "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withWeight(cw).withReduction(Reduction.NONE))",
+     lambda: F.cross_entropy(logits, target, weight=cw, reduction="none")),
+    ("cross_entropy ignore_index default", "Functional.crossEntropy(logits, targetIgn)",
+     lambda: F.cross_entropy(logits, target_ign)),
+    ("cross_entropy ignore_index 3", "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withIgnoreIndex(3))",
+     lambda: F.cross_entropy(logits, target, ignore_index=3)),
+    ("cross_entropy ignore_index none",
+     "Functional.crossEntropy(logits, targetIgn, CrossEntropyLoss.defaults().withReduction(Reduction.NONE))",
+     lambda: F.cross_entropy(logits, target_ign, reduction="none")),
+    ("cross_entropy label_smoothing", "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withLabelSmoothing(0.1))",
+     lambda: F.cross_entropy(logits, target, label_smoothing=0.1)),
+    ("cross_entropy label_smoothing 1", "Functional.crossEntropy(logits, target, CrossEntropyLoss.defaults().withLabelSmoothing(1))",
+     lambda: F.cross_entropy(logits, target, label_smoothing=1.0)),
+    ("cross_entropy smoothing weight ignore",
+     "Functional.crossEntropy(logits, targetIgn, CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2))",
+     lambda: F.cross_entropy(logits, target_ign, weight=cw, label_smoothing=0.2)),
+    ("cross_entropy smoothing weight ignore none", "Functional.crossEntropy(logits, targetIgn,"
+     + " CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2).withReduction(Reduction.NONE))",
+     lambda: F.cross_entropy(logits, target_ign, weight=cw, label_smoothing=0.2, reduction="none")),
+    ("cross_entropy smoothing weight ignore sum", "Functional.crossEntropy(logits, targetIgn,"
+     + " CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2).withReduction(Reduction.SUM))",
+     lambda: F.cross_entropy(logits, target_ign, weight=cw, label_smoothing=0.2, reduction="sum")),
+    ("cross_entropy [N, C, d] weight ignore smoothing",
+     "Functional.crossEntropy(seqLogits, seqTargetIgn, CrossEntropyLoss.defaults().withWeight(cw3).withLabelSmoothing(0.3))",
+     lambda: F.cross_entropy(seq_logits, seq_target_ign, weight=cw3, label_smoothing=0.3)),
+    ("cross_entropy [N, C, d] weight ignore none", "Functional.crossEntropy(seqLogits, seqTargetIgn,"
+     + " CrossEntropyLoss.defaults().withWeight(cw3).withReduction(Reduction.NONE))",
+     lambda: F.cross_entropy(seq_logits, seq_target_ign, weight=cw3, reduction="none")),
+    ("cross_entropy unbatched weight smoothing",
+     "Functional.crossEntropy(logits.select(0, 1), Tensors.of(3L).reshape(), CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2))",
+     lambda: F.cross_entropy(logits[1], torch.tensor(3), weight=cw, label_smoothing=0.2)),
+    ("nll_loss weight ignore", "Functional.nllLoss(logits.logSoftmax(1), targetIgn, NLLLoss.defaults().withWeight(cw))",
+     lambda: F.nll_loss(logits.log_softmax(1), target_ign, weight=cw)),
+    ("nll_loss weight ignore none",
+     "Functional.nllLoss(logits.logSoftmax(1), targetIgn, NLLLoss.defaults().withWeight(cw).withReduction(Reduction.NONE))",
+     lambda: F.nll_loss(logits.log_softmax(1), target_ign, weight=cw, reduction="none")),
+    ("NLLLoss ignore_index 0", "new NLLLoss(NLLLoss.defaults().withIgnoreIndex(0)).apply(logits.logSoftmax(1), target)",
+     lambda: torch.nn.NLLLoss(ignore_index=0)(logits.log_softmax(1), target)),
+    ("grad of cross_entropy smoothing weight ignore",
+     "gradOf(logits, t -> Functional.crossEntropy(t, targetIgn, CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2)))",
+     lambda: grad_of(logits, lambda t: F.cross_entropy(t, target_ign, weight=cw, label_smoothing=0.2))),
+    ("grad of nll_loss weight ignore [N, C, d]",
+     "gradOf(seqLogits, t -> Functional.nllLoss(t, seqTargetIgn, NLLLoss.defaults().withWeight(cw3)))",
+     lambda: grad_of(seq_logits, lambda t: F.nll_loss(t, seq_target_ign, weight=cw3))),
     ("mse_loss mean", "Functional.mseLoss(x, pos)", lambda: F.mse_loss(x, pos)),
     ("mse_loss sum", "Functional.mseLoss(x, pos, Reduction.SUM)", lambda: F.mse_loss(x, pos, reduction="sum")),
     ("binary_cross_entropy", "Functional.binaryCrossEntropy(probs, labels)", lambda: F.binary_cross_entropy(probs, labels)),
@@ -241,9 +295,11 @@ def main():
 TEMPLATE = '''// GENERATED by src/test/python/known_values.py from PyTorch 1.13. DO NOT EDIT: change the script and rerun it.
 package dev.ferry.tensor;
 
+import dev.ferry.tensor.nn.CrossEntropyLoss;
 import dev.ferry.tensor.nn.Functional;
 import dev.ferry.tensor.nn.GELU;
 import dev.ferry.tensor.nn.Init;
+import dev.ferry.tensor.nn.NLLLoss;
 import dev.ferry.tensor.nn.Reduction;
 import org.junit.jupiter.api.Test;
 
@@ -282,6 +338,10 @@ class KnownValuesTest {
     private final Tensor saturated = Tensors.of(0.0f, 1.0f, 0.5f, 0.9f, 1.0f, 0.0f);
     private final Tensor saturatedLabels = Tensors.of(1.0f, 1.0f, 0.3f, 0.2f, 0.0f, 0.0f);
     private final Tensor wide = Tensors.arange(0.0, 13.0, 1.0).sub(6).div(2);
+    private final Tensor cw = Tensors.of(0.5f, 2.0f, 1.0f, 1.5f);
+    private final Tensor cw3 = Tensors.of(1.0f, 0.25f, 3.0f);
+    private final Tensor targetIgn = Tensors.of(2L, -100L, 0L);
+    private final Tensor seqTargetIgn = Tensors.of(new long[][] {{0, -100, 1, 1, 0}, {2, 2, -100, 1, 2}});
     private final List<String> failures = new ArrayList<>();
 
     private static Tensor gradOf(Tensor at, UnaryOperator<Tensor> f) {

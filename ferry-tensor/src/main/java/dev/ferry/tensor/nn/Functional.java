@@ -115,23 +115,109 @@ public final class Functional {
      * {@code nllLoss(logProbs, target, Reduction.MEAN)}.
      */
     public static Tensor nllLoss(Tensor logProbs, Tensor target) {
-        return nllLoss(logProbs, target, Reduction.MEAN);
+        return nllLoss(logProbs, target, NLLLoss.defaults());
+    }
+
+    /** {@code nllLoss} with PyTorch's other options at their defaults. */
+    public static Tensor nllLoss(Tensor logProbs, Tensor target, Reduction reduction) {
+        return nllLoss(logProbs, target, NLLLoss.defaults().withReduction(reduction));
     }
 
     /**
      * Negative log-likelihood of class indices (as {@code torch.nn.functional.nll_loss}). Shapes:
      * log-probabilities {@code [N, C]} with int64 target {@code [N]}; {@code [N, C, d1, ..., dk]}
      * with target {@code [N, d1, ..., dk]} (e.g. a loss per position of a sequence); or unbatched
-     * {@code [C]} with a 0-dim target. {@code MEAN} averages over every target element,
-     * {@code NONE} returns one loss per target element, shaped like the target.
+     * {@code [C]} with a 0-dim target. Each element's loss is {@code -weight[t] * logProbs[t]}
+     * (weight 1 without a weight), 0 where the target is the ignore index. {@code MEAN} divides
+     * the sum by the summed weights of the targets not ignored (NaN when all are), {@code NONE}
+     * returns one loss per target element, shaped like the target. The weight gets no gradient.
      */
-    public static Tensor nllLoss(Tensor logProbs, Tensor target, Reduction reduction) {
+    public static Tensor nllLoss(Tensor logProbs, Tensor target, NLLLoss.Options options) {
+        return classLoss(logProbs, target, options.reduction(), options.weight(), options.ignoreIndex(), 0);
+    }
+
+    /** {@code nllLoss(logSoftmax(logits, 1), target)}, averaged over the batch. */
+    public static Tensor crossEntropy(Tensor logits, Tensor target) {
+        return crossEntropy(logits, target, CrossEntropyLoss.defaults());
+    }
+
+    /** {@code crossEntropy} with PyTorch's other options at their defaults. */
+    public static Tensor crossEntropy(Tensor logits, Tensor target, Reduction reduction) {
+        return crossEntropy(logits, target, CrossEntropyLoss.defaults().withReduction(reduction));
+    }
+
+    /**
+     * {@code torch.nn.functional.cross_entropy} with class-index targets: {@link #nllLoss} of
+     * {@code logSoftmax(logits)} over the class dim (dim 1, or 0 unbatched), same shapes, weight,
+     * ignore index and reductions. With label smoothing {@code ε} each element's loss is
+     * {@code (1 - ε) · nll + ε / C · Σ_c -weight[c] · logProbs[c]}, and {@code MEAN} divides both
+     * parts by the same summed target weights, as PyTorch 1.13 does.
+     */
+    public static Tensor crossEntropy(Tensor logits, Tensor target, CrossEntropyLoss.Options options) {
+        Tensor logProbs = logits.logSoftmax(logits.dim() == 1 ? 0 : 1);
+        return classLoss(logProbs, target, options.reduction(), options.weight(), options.ignoreIndex(),
+                options.labelSmoothing());
+    }
+
+    /** The one implementation of nll and cross entropy, on any of their shapes. */
+    private static Tensor classLoss(Tensor logProbs, Tensor target, Reduction reduction, Tensor weight,
+                                    long ignoreIndex, double labelSmoothing) {
         if (target.dtype() != DType.INT64) {
             throw new IllegalArgumentException("nll_loss: expected target of dtype int64 (class indices) but got "
                     + target.dtype());
         }
+        int[] lossShape = lossShape(logProbs, target);
+        // [N, C, d1..dk] and [C]: move the class dim last and flatten to [M, C], target to [M].
+        Tensor flat = logProbs;
+        if (logProbs.dim() == 1) {
+            flat = logProbs.unsqueeze(0);
+        } else if (logProbs.dim() > 2) {
+            int[] perm = new int[logProbs.dim()];
+            for (int d = 0, k = 0; d < logProbs.dim(); d++) {
+                if (d != 1) {
+                    perm[k++] = d;
+                }
+            }
+            perm[logProbs.dim() - 1] = 1;
+            flat = logProbs.permute(perm).reshape(-1, logProbs.size(1));
+        }
+        int classes = flat.size(1);
+        if (weight != null && (weight.dim() != 1 || weight.size(0) != classes)) {
+            throw new IllegalArgumentException("weight tensor should be defined either for all " + classes
+                    + " classes or no classes but got weight tensor of shape: " + Arrays.toString(weight.shape()));
+        }
+        Tensor classes1d = target.reshape(-1);
+        checkTargets(classes1d, classes, ignoreIndex);
+        Tensor kept = classes1d.ne(ignoreIndex);
+        Tensor picked = Tensors.where(kept, classes1d, Tensors.zerosLike(classes1d)); // ignored: any valid index
+        Tensor w = weight == null ? null : weight.detach().to(flat.dtype());
+        Tensor pickedWeight = kept.to(flat.dtype()); // each element's weight; 0 where ignored
+        if (w != null) {
+            Tensor targetWeight = w.gather(0, picked);
+            pickedWeight = Tensors.where(kept, targetWeight, Tensors.zerosLike(targetWeight));
+        }
+        Tensor nll = flat.gather(1, picked.unsqueeze(1)).squeeze(1).neg();
+        if (w != null) {
+            nll = nll.mul(pickedWeight);
+        }
+        Tensor loss = nll;
+        if (labelSmoothing > 0) {
+            Tensor smooth = (w == null ? flat : flat.mul(w)).sum(1).neg();
+            loss = nll.mul(1 - labelSmoothing).add(smooth.mul(labelSmoothing / classes));
+        }
+        // where(), not a product with the mask: a -inf log-probability of an ignored element stays out.
+        loss = Tensors.where(kept, loss, Tensors.zerosLike(loss));
+        return switch (reduction) {
+            case NONE -> loss.reshape(lossShape);
+            case SUM -> loss.sum();
+            case MEAN -> loss.sum().div(pickedWeight.sum());
+        };
+    }
+
+    /** The shape of the per-element losses (the target's), after checking the two shapes agree. */
+    private static int[] lossShape(Tensor logProbs, Tensor target) {
         if (logProbs.dim() == 1 && target.dim() == 0) {
-            return nllLoss(logProbs.unsqueeze(0), target.unsqueeze(0), reduction).reshape();
+            return new int[0];
         }
         if (logProbs.dim() < 2) {
             throw new IllegalArgumentException("nll_loss: expected input of 1 to n dimensions, got input of shape "
@@ -141,53 +227,28 @@ public final class Functional {
             throw new IllegalArgumentException("Expected input batch_size (" + logProbs.size(0)
                     + ") to match target batch_size (" + (target.dim() > 0 ? target.size(0) : 0) + ").");
         }
-        if (logProbs.dim() == 2) {
-            if (target.dim() != 1) {
-                throw new IllegalArgumentException("nll_loss: expected target of shape [" + logProbs.size(0)
-                        + "] for input of shape " + Arrays.toString(logProbs.shape()) + ", got "
-                        + Arrays.toString(target.shape()));
-            }
-            return reduce(pickedLosses(logProbs, target), reduction);
-        }
-        // [N, C, d1..dk]: move the class dim last, flatten to [N*d1*..*dk, C], and shape the
-        // per-element losses back like the target.
         int[] expected = new int[logProbs.dim() - 1];
-        int[] perm = new int[logProbs.dim()];
         for (int d = 0, k = 0; d < logProbs.dim(); d++) {
             if (d != 1) {
-                expected[k] = logProbs.size(d);
-                perm[k++] = d;
+                expected[k++] = logProbs.size(d);
             }
         }
-        perm[logProbs.dim() - 1] = 1;
         if (!Arrays.equals(target.shape(), expected)) {
-            throw new IllegalArgumentException("nll_loss: expected target size " + Arrays.toString(expected) + ", got "
-                    + Arrays.toString(target.shape()));
+            throw new IllegalArgumentException(logProbs.dim() == 2
+                    ? "nll_loss: expected target of shape [" + logProbs.size(0) + "] for input of shape "
+                            + Arrays.toString(logProbs.shape()) + ", got " + Arrays.toString(target.shape())
+                    : "nll_loss: expected target size " + Arrays.toString(expected) + ", got "
+                            + Arrays.toString(target.shape()));
         }
-        Tensor flat = logProbs.permute(perm).reshape(-1, logProbs.size(1));
-        return reduce(pickedLosses(flat, target.reshape(-1)).reshape(expected), reduction);
+        return expected;
     }
 
-    /** {@code -logProbs[i, target[i]]} for [N, C] and [N]. */
-    private static Tensor pickedLosses(Tensor logProbs, Tensor target) {
-        long[] t = target.toLongArray();
-        int classes = logProbs.size(1);
-        for (long c : t) {
-            if (c < 0 || c >= classes) {
+    private static void checkTargets(Tensor target, int classes, long ignoreIndex) {
+        for (long c : target.toLongArray()) {
+            if (c != ignoreIndex && (c < 0 || c >= classes)) {
                 throw new IndexOutOfBoundsException("Target " + c + " is out of bounds for " + classes + " classes.");
             }
         }
-        return logProbs.gather(1, target.unsqueeze(1)).squeeze(1).neg();
-    }
-
-    /** {@code nllLoss(logSoftmax(logits, 1), target)}, averaged over the batch. */
-    public static Tensor crossEntropy(Tensor logits, Tensor target) {
-        return crossEntropy(logits, target, Reduction.MEAN);
-    }
-
-    /** {@code nllLoss(logSoftmax(logits over the class dim), target, reduction)}; same shapes as {@link #nllLoss}. */
-    public static Tensor crossEntropy(Tensor logits, Tensor target, Reduction reduction) {
-        return nllLoss(logits.logSoftmax(logits.dim() == 1 ? 0 : 1), target, reduction);
     }
 
     public static Tensor mseLoss(Tensor input, Tensor target) {

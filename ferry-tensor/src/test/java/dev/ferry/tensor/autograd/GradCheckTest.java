@@ -4,6 +4,7 @@ import dev.ferry.tensor.DType;
 import dev.ferry.tensor.Generator;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.Tensors;
+import dev.ferry.tensor.nn.CrossEntropyLoss;
 import dev.ferry.tensor.nn.Functional;
 import dev.ferry.tensor.nn.GELU;
 import dev.ferry.tensor.nn.LSTM;
@@ -117,6 +118,9 @@ class GradCheckTest {
                 op("cross entropy [N, C, d] sum", x -> Functional.crossEntropy(x.get(0),
                         Tensors.of(new long[][] {{0, 2}, {1, 1}}), dev.ferry.tensor.nn.Reduction.SUM), randn(2, 3, 2)),
                 op("nll loss", x -> Functional.nllLoss(x.get(0).logSoftmax(1), Tensors.of(2L, 2L)), randn(2, 3)),
+                op("cross entropy weight, ignore, smoothing", x -> Functional.crossEntropy(x.get(0),
+                        Tensors.of(1L, -100L, 3L), CrossEntropyLoss.defaults().withWeight(Tensors.of(0.5, 2.0, 1.0, 1.5))
+                                .withLabelSmoothing(0.2)), randn(3, 4)),
                 op("mse loss", x -> Functional.mseLoss(x.get(0), x.get(1)), randn(3, 2), randn(3, 2)),
                 op("binary cross entropy", x -> Functional.binaryCrossEntropy(x.get(0).sigmoid(), x.get(1).sigmoid()),
                         randn(4), randn(4)),

@@ -79,6 +79,59 @@ class NnKnownValuesTest {
     }
 
     @Test
+    void classLossOptionsFollowPyTorch() {
+        Tensor logits = Tensors.of(new float[][] {{1f, -0.5f, 2f}, {0.3f, 0.2f, -1f}}).requiresGrad_(true);
+        // Every target ignored: the mean divides 0 by 0, NaN as in PyTorch; the sum is 0.
+        Tensor ignored = Tensors.of(-100L, -100L);
+        assertThat(Functional.crossEntropy(logits, ignored).item()).isNaN();
+        assertThat(Functional.crossEntropy(logits, ignored, CrossEntropyLoss.defaults().withLabelSmoothing(0.1))
+                .item()).isNaN();
+        assertThat(Functional.nllLoss(logits, ignored, Reduction.SUM).item()).isZero();
+        // An ignored element gets no gradient, even where its log-probability is -inf.
+        Tensor logProbs = Tensors.of(new float[][] {{Float.NEGATIVE_INFINITY, -1f}, {-0.5f, -2f}}).requiresGrad_(true);
+        Tensor loss = Functional.nllLoss(logProbs, Tensors.of(-100L, 1L), NLLLoss.defaults().withReduction(Reduction.SUM));
+        assertThat(loss.item()).isEqualTo(2.0);
+        loss.backward();
+        assertThat(logProbs.grad().toDoubleArray()).containsExactly(0, 0, 0, -1);
+        // The weight gets no gradient (PyTorch refuses one that requires it); the logits do.
+        Tensor weight = Tensors.of(1f, 2f, 3f).requiresGrad_(true);
+        Functional.crossEntropy(logits, Tensors.of(0L, 2L), CrossEntropyLoss.defaults().withWeight(weight)).backward();
+        assertThat(weight.grad()).isNull();
+        assertThat(logits.grad()).isNotNull();
+        // The loss objects carry their options.
+        CrossEntropyLoss.Options options = CrossEntropyLoss.defaults().withIgnoreIndex(0).withLabelSmoothing(0.25);
+        assertThat(new CrossEntropyLoss(options).apply(logits, Tensors.of(0L, 2L)).item())
+                .isEqualTo(Functional.crossEntropy(logits, Tensors.of(0L, 2L), options).item());
+        assertThat(new CrossEntropyLoss().options()).isEqualTo(CrossEntropyLoss.defaults());
+        assertThat(new NLLLoss().options().ignoreIndex()).isEqualTo(-100);
+    }
+
+    @Test
+    void classLossOptionsValidateTheirInputs() {
+        Tensor logits = Tensors.zeros(2, 4);
+        Tensor target = Tensors.of(0L, 3L);
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, target,
+                CrossEntropyLoss.defaults().withWeight(Tensors.ones(3))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("weight tensor should be defined either for all 4 classes or no classes but got weight"
+                        + " tensor of shape: [3]");
+        assertThatThrownBy(() -> Functional.nllLoss(logits, target, NLLLoss.defaults().withWeight(Tensors.ones(1, 4))))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("shape: [1, 4]");
+        assertThatThrownBy(() -> CrossEntropyLoss.defaults().withLabelSmoothing(1.5))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("label_smoothing must be between 0.0 and 1.0. Got: 1.5");
+        assertThatThrownBy(() -> CrossEntropyLoss.defaults().withLabelSmoothing(Double.NaN))
+                .isInstanceOf(IllegalArgumentException.class);
+        // The ignore index may lie outside the classes; any other target there is still refused.
+        assertThat(Functional.crossEntropy(logits, Tensors.of(-100L, 3L)).item()).isCloseTo(Math.log(4), within(1e-6));
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(-1L, 3L)))
+                .hasMessage("Target -1 is out of bounds for 4 classes.");
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L, 4L),
+                CrossEntropyLoss.defaults().withIgnoreIndex(0)))
+                .hasMessage("Target 4 is out of bounds for 4 classes.");
+    }
+
+    @Test
     void lossesValidateTheirInputs() {
         Tensor logits = Tensors.zeros(2, 3);
         assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(0L, 3L)))
