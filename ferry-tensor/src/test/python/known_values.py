@@ -27,6 +27,8 @@ saturated = torch.tensor([0.0, 1.0, 0.5, 0.9, 1.0, 0.0])
 saturated_labels = torch.tensor([1.0, 1.0, 0.3, 0.2, 0.0, 0.0])
 wide = (torch.arange(0.0, 13.0, 1.0) - 6) / 2
 cw = torch.tensor([0.5, 2.0, 1.0, 1.5])
+soft = torch.tensor([[0.1, 0.2, 0.3, 0.4], [0.25, 0.25, 0.25, 0.25], [0.0, 1.0, 0.0, 0.0]])
+seq_soft = torch.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).cos().softmax(1)
 cw3 = torch.tensor([1.0, 0.25, 3.0])
 target_ign = torch.tensor([2, -100, 0])
 seq_target_ign = torch.tensor([[0, -100, 1, 1, 0], [2, 2, -100, 1, 2]])
@@ -186,6 +188,21 @@ CASES = [
     ("grad of nll_loss weight ignore [N, C, d]",
      "gradOf(seqLogits, t -> Functional.nllLoss(t, seqTargetIgn, NLLLoss.defaults().withWeight(cw3)))",
      lambda: grad_of(seq_logits, lambda t: F.nll_loss(t, seq_target_ign, weight=cw3))),
+    ("cross_entropy probabilities", "Functional.crossEntropy(logits, soft)", lambda: F.cross_entropy(logits, soft)),
+    ("cross_entropy probabilities weight smoothing none", "Functional.crossEntropy(logits, soft,"
+     + " CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2).withReduction(Reduction.NONE))",
+     lambda: F.cross_entropy(logits, soft, weight=cw, label_smoothing=0.2, reduction="none")),
+    ("cross_entropy probabilities weight sum",
+     "Functional.crossEntropy(logits, soft, CrossEntropyLoss.defaults().withWeight(cw).withReduction(Reduction.SUM))",
+     lambda: F.cross_entropy(logits, soft, weight=cw, reduction="sum")),
+    ("cross_entropy probabilities [N, C, d] weight smoothing",
+     "Functional.crossEntropy(seqLogits, seqSoft, CrossEntropyLoss.defaults().withWeight(cw3).withLabelSmoothing(0.1))",
+     lambda: F.cross_entropy(seq_logits, seq_soft, weight=cw3, label_smoothing=0.1)),
+    ("cross_entropy probabilities unbatched", "Functional.crossEntropy(logits.select(0, 0), soft.select(0, 0))",
+     lambda: F.cross_entropy(logits[0], soft[0])),
+    ("grad of cross_entropy probabilities weight smoothing",
+     "gradOf(logits, t -> Functional.crossEntropy(t, soft, CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2)))",
+     lambda: grad_of(logits, lambda t: F.cross_entropy(t, soft, weight=cw, label_smoothing=0.2))),
     ("mse_loss mean", "Functional.mseLoss(x, pos)", lambda: F.mse_loss(x, pos)),
     ("mse_loss sum", "Functional.mseLoss(x, pos, Reduction.SUM)", lambda: F.mse_loss(x, pos, reduction="sum")),
     ("binary_cross_entropy", "Functional.binaryCrossEntropy(probs, labels)", lambda: F.binary_cross_entropy(probs, labels)),
@@ -340,6 +357,9 @@ class KnownValuesTest {
     private final Tensor wide = Tensors.arange(0.0, 13.0, 1.0).sub(6).div(2);
     private final Tensor cw = Tensors.of(0.5f, 2.0f, 1.0f, 1.5f);
     private final Tensor cw3 = Tensors.of(1.0f, 0.25f, 3.0f);
+    private final Tensor soft = Tensors.of(new float[][] {{0.1f, 0.2f, 0.3f, 0.4f}, {0.25f, 0.25f, 0.25f, 0.25f},
+            {0.0f, 1.0f, 0.0f, 0.0f}});
+    private final Tensor seqSoft = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).cos().softmax(1);
     private final Tensor targetIgn = Tensors.of(2L, -100L, 0L);
     private final Tensor seqTargetIgn = Tensors.of(new long[][] {{0, -100, 1, 1, 0}, {2, 2, -100, 1, 2}});
     private final List<String> failures = new ArrayList<>();

@@ -46,6 +46,9 @@ class KnownValuesTest {
     private final Tensor wide = Tensors.arange(0.0, 13.0, 1.0).sub(6).div(2);
     private final Tensor cw = Tensors.of(0.5f, 2.0f, 1.0f, 1.5f);
     private final Tensor cw3 = Tensors.of(1.0f, 0.25f, 3.0f);
+    private final Tensor soft = Tensors.of(new float[][] {{0.1f, 0.2f, 0.3f, 0.4f}, {0.25f, 0.25f, 0.25f, 0.25f},
+            {0.0f, 1.0f, 0.0f, 0.0f}});
+    private final Tensor seqSoft = Tensors.arange(0.0, 30.0, 1.0).reshape(2, 3, 5).cos().softmax(1);
     private final Tensor targetIgn = Tensors.of(2L, -100L, 0L);
     private final Tensor seqTargetIgn = Tensors.of(new long[][] {{0, -100, 1, 1, 0}, {2, 2, -100, 1, 2}});
     private final List<String> failures = new ArrayList<>();
@@ -317,6 +320,20 @@ class KnownValuesTest {
                 -0.021276595070958138, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
                 -0.021276595070958138, 0.0, -0.25531914830207825, -0.25531914830207825, 0.0, 0.0,
                 -0.25531914830207825);
+        check("cross_entropy probabilities", Functional.crossEntropy(logits, soft), DType.FLOAT32, new int[] {},
+                1.7013639211654663);
+        check("cross_entropy probabilities weight smoothing none", Functional.crossEntropy(logits, soft, CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2).withReduction(Reduction.NONE)), DType.FLOAT32, new int[] {3},
+                2.837829113006592, 2.055363655090332, 2.742199182510376);
+        check("cross_entropy probabilities weight sum", Functional.crossEntropy(logits, soft, CrossEntropyLoss.defaults().withWeight(cw).withReduction(Reduction.SUM)), DType.FLOAT32, new int[] {},
+                7.90546178817749);
+        check("cross_entropy probabilities [N, C, d] weight smoothing", Functional.crossEntropy(seqLogits, seqSoft, CrossEntropyLoss.defaults().withWeight(cw3).withLabelSmoothing(0.1)), DType.FLOAT32, new int[] {},
+                1.8805561065673828);
+        check("cross_entropy probabilities unbatched", Functional.crossEntropy(logits.select(0, 0), soft.select(0, 0)), DType.FLOAT32, new int[] {},
+                1.8607734441757202);
+        check("grad of cross_entropy probabilities weight smoothing", gradOf(logits, t -> Functional.crossEntropy(t, soft, CrossEntropyLoss.defaults().withWeight(cw).withLabelSmoothing(0.2))), DType.FLOAT32, new int[] {3, 4},
+                0.08121181279420853, -0.11704472452402115, 0.18298602104187012, -0.14715313911437988,
+                0.03412554785609245, -0.09808702766895294, -0.0626775473356247, 0.12663902342319489,
+                0.01049385592341423, -0.4275515675544739, 0.21269546449184418, 0.20436212420463562);
         check("mse_loss mean", Functional.mseLoss(x, pos), DType.FLOAT32, new int[] {},
                 2.297499895095825);
         check("mse_loss sum", Functional.mseLoss(x, pos, Reduction.SUM), DType.FLOAT32, new int[] {},

@@ -147,16 +147,55 @@ public final class Functional {
     }
 
     /**
-     * {@code torch.nn.functional.cross_entropy} with class-index targets: {@link #nllLoss} of
+     * {@code torch.nn.functional.cross_entropy}. With class-index targets: {@link #nllLoss} of
      * {@code logSoftmax(logits)} over the class dim (dim 1, or 0 unbatched), same shapes, weight,
-     * ignore index and reductions. With label smoothing {@code ε} each element's loss is
+     * ignore index and reductions; with label smoothing {@code ε} each element's loss is
      * {@code (1 - ε) · nll + ε / C · Σ_c -weight[c] · logProbs[c]}, and {@code MEAN} divides both
-     * parts by the same summed target weights, as PyTorch 1.13 does.
+     * parts by the same summed target weights, as PyTorch 1.13 does. With a floating-point target
+     * of the logits' shape (class probabilities, soft labels): {@code Σ_c -weight[c] · p[c] ·
+     * logProbs[c]} per element, the probabilities first smoothed to {@code (1 - ε) · p + ε / C};
+     * {@code MEAN} divides by the number of elements; there is no ignore index.
      */
     public static Tensor crossEntropy(Tensor logits, Tensor target, CrossEntropyLoss.Options options) {
-        Tensor logProbs = logits.logSoftmax(logits.dim() == 1 ? 0 : 1);
+        int classDim = logits.dim() == 1 ? 0 : 1;
+        Tensor logProbs = logits.logSoftmax(classDim);
+        if (Arrays.equals(logits.shape(), target.shape())) {
+            return probabilityLoss(logProbs, target, classDim, options);
+        }
         return classLoss(logProbs, target, options.reduction(), options.weight(), options.ignoreIndex(),
                 options.labelSmoothing());
+    }
+
+    /** Cross entropy against class probabilities, PyTorch's cross_entropy_loss_prob_target. */
+    private static Tensor probabilityLoss(Tensor logProbs, Tensor target, int classDim,
+                                          CrossEntropyLoss.Options options) {
+        if (!target.dtype().isFloatingPoint()) {
+            throw new IllegalArgumentException("Expected floating point type for target with class probabilities, got "
+                    + target.dtype());
+        }
+        if (options.ignoreIndex() >= 0) {
+            throw new IllegalArgumentException("ignore_index is not supported for floating point target");
+        }
+        int classes = logProbs.size(classDim);
+        Tensor weight = options.weight();
+        if (weight != null && (weight.dim() != 1 || weight.size(0) != classes)) {
+            throw new IllegalArgumentException("cross_entropy: weight tensor should be defined either for all " + classes
+                    + " classes or no classes but got weight tensor of shape: " + Arrays.toString(weight.shape()));
+        }
+        double e = options.labelSmoothing();
+        Tensor p = e > 0 ? target.mul(1 - e).add(e / classes) : target;
+        Tensor terms = logProbs.mul(p);
+        if (weight != null) {
+            int[] alongClasses = new int[logProbs.dim()]; // [C] as [1, C, 1, ...] to broadcast over the rest
+            Arrays.fill(alongClasses, 1);
+            alongClasses[classDim] = classes;
+            terms = terms.mul(weight.detach().to(logProbs.dtype()).reshape(alongClasses));
+        }
+        return switch (options.reduction()) {
+            case NONE -> terms.sum(classDim).neg();
+            case SUM -> terms.sum().neg();
+            case MEAN -> terms.sum().neg().div(logProbs.numel() / classes);
+        };
     }
 
     /** The one implementation of nll and cross entropy, on any of their shapes. */

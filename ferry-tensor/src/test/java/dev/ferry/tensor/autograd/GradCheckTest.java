@@ -121,6 +121,9 @@ class GradCheckTest {
                 op("cross entropy weight, ignore, smoothing", x -> Functional.crossEntropy(x.get(0),
                         Tensors.of(1L, -100L, 3L), CrossEntropyLoss.defaults().withWeight(Tensors.of(0.5, 2.0, 1.0, 1.5))
                                 .withLabelSmoothing(0.2)), randn(3, 4)),
+                op("cross entropy probabilities", x -> Functional.crossEntropy(x.get(0), x.get(1).softmax(1),
+                        CrossEntropyLoss.defaults().withWeight(Tensors.of(0.5, 2.0, 1.0)).withLabelSmoothing(0.1)),
+                        randn(2, 3, 2), randn(2, 3, 2)),
                 op("mse loss", x -> Functional.mseLoss(x.get(0), x.get(1)), randn(3, 2), randn(3, 2)),
                 op("binary cross entropy", x -> Functional.binaryCrossEntropy(x.get(0).sigmoid(), x.get(1).sigmoid()),
                         randn(4), randn(4)),

@@ -122,6 +122,21 @@ class NnKnownValuesTest {
                 .hasMessage("label_smoothing must be between 0.0 and 1.0. Got: 1.5");
         assertThatThrownBy(() -> CrossEntropyLoss.defaults().withLabelSmoothing(Double.NaN))
                 .isInstanceOf(IllegalArgumentException.class);
+        // Class probabilities: a floating target of the logits' shape, without an ignore index.
+        Tensor probabilities = Tensors.full(0.25, 2, 4);
+        assertThat(Functional.crossEntropy(logits, probabilities).item()).isCloseTo(Math.log(4), within(1e-6));
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.zeros(dev.ferry.tensor.DType.INT64, 2, 4)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Expected floating point type for target with class probabilities, got int64");
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, probabilities,
+                CrossEntropyLoss.defaults().withIgnoreIndex(1)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("ignore_index is not supported for floating point target");
+        assertThatThrownBy(() -> Functional.crossEntropy(logits, probabilities,
+                CrossEntropyLoss.defaults().withWeight(Tensors.ones(3))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("cross_entropy: weight tensor should be defined either for all 4 classes or no classes but"
+                        + " got weight tensor of shape: [3]");
         // The ignore index may lie outside the classes; any other target there is still refused.
         assertThat(Functional.crossEntropy(logits, Tensors.of(-100L, 3L)).item()).isCloseTo(Math.log(4), within(1e-6));
         assertThatThrownBy(() -> Functional.crossEntropy(logits, Tensors.of(-1L, 3L)))
