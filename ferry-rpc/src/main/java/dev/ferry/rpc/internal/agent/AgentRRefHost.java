@@ -85,8 +85,9 @@ final class AgentRRefHost implements RRefHost {
     }
 
     @Override
-    public RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
-        return agent.userDeletes().add(owner, rrefId, forkId);
+    public RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId,
+                                            boolean again) {
+        return agent.userDeletes().add(owner, rrefId, forkId, again);
     }
 
     @Override

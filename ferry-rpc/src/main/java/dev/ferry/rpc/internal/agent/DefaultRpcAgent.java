@@ -206,7 +206,7 @@ public final class DefaultRpcAgent implements RpcAgent {
                 pending::expire);
         this.userDeletes = new UserDeletes(
                 (owner, headers) -> send(owner, FunctionRefs.of(ACK), new Object[0], null, true,
-                        INLINE_HEADERS.with(UserDeletes.HEADER, headers.get(UserDeletes.HEADER))),
+                        UserDeletes.copy(headers, INLINE_HEADERS)),
                 task -> timer.schedule(task, SOON_NANOS));
         this.membership = new Membership(self.name(), task -> timer.schedule(task, 0));
         this.liveness = new PeerLiveness(self.name(), options.heartbeatTimeout(), this::sendHeartbeat,

@@ -162,7 +162,7 @@ final class IncomingCalls {
         }
         byte[] deletes = message.headers().get(UserDeletes.HEADER);
         if (deletes != null) {
-            applyDeletes(caller, deletes);
+            applyDeletes(caller, deletes, message.headers().contains(UserDeletes.AGAIN));
         }
         byte[] create = message.headers().get(AgentRRefHost.CREATE);
         OwnerState created = null;
@@ -474,11 +474,14 @@ final class IncomingCalls {
         return cancelled.get();
     }
 
-    /** User deletes riding on a call: applied as it is read, before the call runs. */
-    private void applyDeletes(WorkerInfo caller, byte[] header) {
+    /**
+     * User deletes riding on a call: applied as it is read, before the call runs; {@code again}
+     * if the caller sent some of them before (they may be here already).
+     */
+    private void applyDeletes(WorkerInfo caller, byte[] header, boolean again) {
         try {
             for (GloballyUniqueId[] pair : UserDeletes.decode(header)) {
-                rrefs.onUserDelete(pair[0], pair[1]);
+                rrefs.onUserDelete(pair[0], pair[1], again);
             }
         } catch (RpcException e) {
             log.warn("{}: bad RRef deletes from {}: {}", self.name(), caller.name(), e.getMessage());

@@ -1,6 +1,7 @@
 package dev.ferry.rpc.internal.agent;
 
 import dev.ferry.rpc.GloballyUniqueId;
+import dev.ferry.rpc.RemoteStackTrace;
 import dev.ferry.rpc.RpcException;
 import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
@@ -26,13 +27,18 @@ import java.util.function.Consumer;
  * on a plain call would make that call ordered too: it could then neither overtake a large message
  * in flight nor take a lane). The deletes no call picks up within ~10 ms travel together in one
  * system call. Either way the owner applies them as it reads the message, before anything it reads
- * later runs, so a delete is done when that message is answered (any answer: the owner has read it).
+ * later runs, so a delete is done when the owner answers that message (its result, or an error the
+ * owner sent back: it has read it). A message that ends without the owner's answer (it could not
+ * be sent, did not reach the owner, timed out or was cancelled) fails its deletes with a failure the
+ * RRef protocol sends them again on; since the owner may have read them after all, a delete sent
+ * again says so ({@link #AGAIN}), and the owner ignores it quietly if it no longer has that fork.
  *
  * <pre>
  *   close() ─▶ add(owner, rref, fork) ─▶ batch for owner ─┬─ next call to owner: in its header (ordered call)
  *                                                          │                     or sent just before it (unordered)
  *                                                          └─ ~10 ms later: flush as one system call
  *   owner: header "ferry-rref-deletes" = int32 n, then n × (int32 rrefOn, int64 rrefLocal, int32 forkOn, int64 forkLocal)
+ *          header "ferry-rref-deletes-again" = "1" when some of them were sent before (may be repeats)
  * </pre>
  *
  * <p>This class is thread-safe.
@@ -41,6 +47,8 @@ final class UserDeletes {
     private static final Logger log = LoggerFactory.getLogger(UserDeletes.class);
     /** The header carrying deletes; its value is the packed list of (RRef id, fork id) pairs. */
     static final HeaderKey<byte[]> HEADER = HeaderKey.of("ferry-rref-deletes", bytes -> bytes, bytes -> bytes);
+    /** Beside {@link #HEADER}: some of its deletes were sent before, so the owner may have them already. */
+    static final HeaderKey<String> AGAIN = HeaderKey.ofString("ferry-rref-deletes-again");
     /** More than this in one message waits for the next one: headers stay small. */
     static final int MAX_PER_MESSAGE = 4096;
     private static final int ENTRY_BYTES = 4 + 8 + 4 + 8;
@@ -60,11 +68,13 @@ final class UserDeletes {
     }
 
     /**
-     * Queues a delete for {@code owner}. The future completes when the owner has read it, or when
-     * its message failed otherwise (logged once per message); it fails only when its message did
-     * not reach the owner ({@link RpcException.Code#UNAVAILABLE}), so the caller may send it again.
+     * Queues a delete for {@code owner}; {@code again} if it was sent before. The future completes
+     * when the owner has answered the message that carried it; it fails when that message ended
+     * without the owner's answer, with {@link RpcException.Code#UNAVAILABLE} (not sent, or did not
+     * reach the owner) or {@link RpcException.Code#TIMEOUT} (it may have), so that the caller sends
+     * it again.
      */
-    RpcFuture<Object> add(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+    RpcFuture<Object> add(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId, boolean again) {
         Batch batch;
         boolean first;
         boolean full;
@@ -75,7 +85,7 @@ final class UserDeletes {
                 batch = new Batch(owner);
                 batches.put(owner.id(), batch);
             }
-            batch.add(rrefId, forkId);
+            batch.add(rrefId, forkId, again);
             full = batch.size() >= MAX_PER_MESSAGE;
             if (full) {
                 batches.remove(owner.id());
@@ -114,7 +124,7 @@ final class UserDeletes {
             return headers;
         }
         answered.addDoneCallback(done -> batch.finish(done.failed() ? done.exceptionNow() : null));
-        return headers.with(HEADER, batch.encode());
+        return batch.addTo(headers);
     }
 
     /** Sends every waiting batch now (graceful shutdown: nothing waits for the timer). */
@@ -139,12 +149,18 @@ final class UserDeletes {
     private void send(Batch batch) {
         RpcFuture<Object> sent;
         try {
-            sent = standalone.apply(batch.owner, CallHeaders.empty().with(HEADER, batch.encode()));
+            sent = standalone.apply(batch.owner, batch.addTo(CallHeaders.empty()));
         } catch (RuntimeException e) {
             batch.finish(e);
             return;
         }
         sent.addDoneCallback(done -> batch.finish(done.failed() ? done.exceptionNow() : null));
+    }
+
+    /** {@code to} with the deletes of {@code from} (the header entries {@link #attach} and a flush add). */
+    static CallHeaders copy(CallHeaders from, CallHeaders to) {
+        CallHeaders with = to.with(HEADER, from.get(HEADER));
+        return from.contains(AGAIN) ? with.with(AGAIN, "1") : with;
     }
 
     /** Reads a {@link #HEADER} value: pairs of (RRef id, fork id). */
@@ -172,14 +188,23 @@ final class UserDeletes {
         final WorkerInfo owner;
         final RpcFuture<Object> done = new RpcFuture<>();
         private final List<GloballyUniqueId> ids = new ArrayList<>();
+        /** Whether some of its deletes were sent before. */
+        private boolean again;
 
         Batch(WorkerInfo owner) {
             this.owner = owner;
         }
 
-        void add(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+        void add(GloballyUniqueId rrefId, GloballyUniqueId forkId, boolean sentBefore) {
             ids.add(rrefId);
             ids.add(forkId);
+            again |= sentBefore;
+        }
+
+        /** {@code headers} with this batch's entries. */
+        CallHeaders addTo(CallHeaders headers) {
+            CallHeaders with = headers.with(HEADER, encode());
+            return again ? with.with(AGAIN, "1") : with;
         }
 
         int size() {
@@ -196,18 +221,26 @@ final class UserDeletes {
         }
 
         /**
-         * A message that did not reach the owner fails the batch (its deletes' senders send them
-         * again); other failures are logged here, once for the batch, not once per delete it carried.
+         * Ends the batch with the outcome of the message that carried it: done if the owner
+         * answered it; otherwise failed so that its deletes are sent again (UNAVAILABLE as it
+         * came, anything else as a TIMEOUT: the owner may or may not have read them).
          */
         void finish(Throwable failure) {
-            if (failure instanceof RpcException lost && lost.code() == RpcException.Code.UNAVAILABLE) {
+            if (failure == null || answeredByOwner(failure)) {
+                done.setResult(Boolean.TRUE);
+            } else if (failure instanceof RpcException lost && lost.code() == RpcException.Code.UNAVAILABLE) {
                 done.setException(lost);
-                return;
+            } else {
+                log.debug("{} RRef deletes to {} are sent again: the message that carried them ended without an"
+                        + " answer: {}", size(), owner.name(), failure.toString());
+                done.setException(new RpcException(RpcException.Code.TIMEOUT, "the message carrying " + size()
+                        + " RRef deletes to " + owner.name() + " ended without an answer: " + failure, failure));
             }
-            if (failure != null) {
-                log.warn("{} RRef deletes sent to {} may be lost: {}", size(), owner.name(), failure.toString());
-            }
-            done.setResult(Boolean.TRUE);
+        }
+
+        /** An error the owner sent back carries the owner's own stack ({@link RemoteStackTrace}). */
+        private static boolean answeredByOwner(Throwable failure) {
+            return failure instanceof RpcException e && e.getCause() instanceof RemoteStackTrace;
         }
     }
 }

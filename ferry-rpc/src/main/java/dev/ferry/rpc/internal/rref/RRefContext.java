@@ -10,6 +10,7 @@ import dev.ferry.rpc.internal.concurrent.FutureCompleter;
 import dev.ferry.rpc.internal.serial.RemoteErrorInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.event.Level;
 
 import java.lang.ref.Cleaner;
 import java.time.Duration;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -349,19 +351,20 @@ public final class RRefContext {
     }
 
     /**
-     * Owner: a user released its fork. Unknown forks are logged and ignored (retries, bad input),
-     * except on an RRef whose place a fetch or a fork request kept for a creation that has not come:
+     * Owner: a user released its fork; {@code again} if the user sent this delete before. Unknown
+     * forks are ignored, logged as a warning (bad input, or a protocol bug) unless {@code again}
+     * (then it is a repeat of a delete done already, at debug level), except on an RRef whose place a fetch or a fork request kept for a creation that has not come:
      * that is the creator's own fork (any other user's fork is known here before that user may
      * delete it), released after the creator learned that its creation failed on the way. Nothing
      * will set that value, so what waits for it fails, and the place goes with the last fork it knows.
      */
-    public void onUserDelete(GloballyUniqueId rrefId, GloballyUniqueId forkId) {
+    public void onUserDelete(GloballyUniqueId rrefId, GloballyUniqueId forkId, boolean again) {
         OwnerState neverCreated;
         synchronized (this) {
             OwnerState owner = owners.get(rrefId);
             if (owner == null) {
-                log.warn("{}: delete of fork {} for an RRef {} this owner does not know: ignored",
-                        host.self().name(), forkId, rrefId);
+                log.atLevel(again ? Level.DEBUG : Level.WARN).log("{}: delete of fork {} for an RRef {} this owner"
+                        + " does not know: ignored{}", host.self().name(), forkId, rrefId, again ? " (sent again)" : "");
                 return;
             }
             if (owner.forks.contains(forkId)) {
@@ -369,7 +372,8 @@ public final class RRefContext {
                 return;
             }
             if (owner.created) {
-                log.warn("{}: delete of unknown fork {} of RRef {}: ignored", host.self().name(), forkId, rrefId);
+                log.atLevel(again ? Level.DEBUG : Level.WARN).log("{}: delete of unknown fork {} of RRef {}: ignored{}",
+                        host.self().name(), forkId, rrefId, again ? " (sent again)" : "");
                 return;
             }
             neverCreated = owner;
@@ -493,8 +497,9 @@ public final class RRefContext {
     }
 
     private void sendDelete(UserState user) {
+        AtomicBoolean sentBefore = new AtomicBoolean(); // each retry of this delete says it may be a repeat
         control.send(ControlMessages.Kind.USER_DELETE, user.owner, user.forkId,
-                () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId));
+                () -> host.sendUserDelete(user.owner, user.rrefId, user.forkId, sentBefore.getAndSet(true)));
     }
 
     private void dropFork(GloballyUniqueId rrefId, GloballyUniqueId forkId) {

@@ -40,8 +40,12 @@ public interface RRefHost {
     /** To the parent: the fork it sent is confirmed (or arrived at the owner). */
     RpcFuture<Object> sendChildAccept(WorkerInfo parent, GloballyUniqueId forkId);
 
-    /** To the owner: this user released its fork. */
-    RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId);
+    /**
+     * To the owner: this user released its fork; {@code again} when this delete was sent before
+     * (the owner may have it already, and then ignores it quietly).
+     */
+    RpcFuture<Object> sendUserDelete(WorkerInfo owner, GloballyUniqueId rrefId, GloballyUniqueId forkId,
+                                     boolean again);
 
     /**
      * Runs {@code task} after {@code delayNanos} on a thread that may send (a control message sent

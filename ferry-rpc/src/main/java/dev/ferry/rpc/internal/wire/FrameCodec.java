@@ -54,6 +54,8 @@ import java.util.function.IntFunction;
  * |                     |                               | value (RRef id, fork id)                     |
  * | ferry-rref-receiver | "1"                           | argument 0, an RRef, becomes its value       |
  * | ferry-rref-deletes  | RRef deletes riding on a call | see {@code agent/UserDeletes}                |
+ * | ferry-rref-deletes- | "1"                           | some of those deletes were sent before: the  |
+ * |   again             |                               | owner ignores one it has done quietly        |
  * +---------------------+-------------------------------+----------------------------------------------+
  * </pre>
  *
