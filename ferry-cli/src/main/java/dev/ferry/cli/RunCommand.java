@@ -104,8 +104,8 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--worker-restarts", paramLabel = "K", defaultValue = "0",
       description = "On one node: start a worker that fails again alone, under its rank, up to K times per rank, "
           + "while the others run on; it rejoins the running world as a new incarnation, and the launcher serves "
-          + "the workers' store (default: ${DEFAULT-VALUE}: a failure stops the group). Not with --max-restarts, "
-          + "which restarts the whole world.")
+          + "the workers' store (default: ${DEFAULT-VALUE}: a failure stops the group). A worker that fails when no "
+          + "other rank runs ends the run: its world has ended. Not with --max-restarts, which restarts the whole world.")
   private int workerRestarts;
 
   @Option(names = "--local-addr", paramLabel = "ADDR",

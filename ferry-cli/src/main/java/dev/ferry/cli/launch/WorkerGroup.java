@@ -89,6 +89,8 @@ public final class WorkerGroup implements AutoCloseable {
   private int[] restarts;
   /** Workers that failed and were replaced, whose output still drains; guarded by lock. */
   private final List<Worker> replaced = new ArrayList<>();
+  /** The worker whose failure found no other rank running, so that it is said once; guarded by lock. */
+  private Worker lastOfTheWorld;
   private volatile String authToken;
   /** Stops the workers should this launcher die without doing so; null if it could not start. */
   private volatile OrphanGuard guard;
@@ -173,9 +175,11 @@ public final class WorkerGroup implements AutoCloseable {
   }
 
   /**
-   * Starts {@code failed}'s rank again alone, if its rank has restarts left and the group still
-   * runs; returns whether it did (or had already: both the exit callback and {@link #await} ask).
-   * The new process rejoins the running world as a new incarnation.
+   * Starts {@code failed}'s rank again alone, if its rank has restarts left, the group still runs
+   * and another rank still runs; returns whether it did (or had already: both the exit callback and
+   * {@link #await} ask). The new process rejoins the running world as a new incarnation; once every
+   * rank has exited there is no world to rejoin, and restarting all of it is not this option's
+   * contract but {@code --max-restarts}'s, so the failure then ends the group.
    */
   private boolean restartAlone(Worker failed) {
     synchronized (lock) {
@@ -189,11 +193,19 @@ public final class WorkerGroup implements AutoCloseable {
       if (state != State.RUNNING || restarts[rank] >= spec.workerRestarts()) {
         return false;
       }
+      if (failed == lastOfTheWorld) {
+        return false;
+      }
+      if (workers.stream().allMatch(w -> w == failed || w.hasExited())) {
+        lastOfTheWorld = failed;
+        log.warn("rank {} (pid {}) failed with exit code {} and no other rank is running: the world it would rejoin "
+            + "has ended, so it is not started again (worker restarts start one worker into a running world; "
+            + "--max-restarts restarts the whole world)", rank, failed.process().pid(), failed.exitCode());
+        return false;
+      }
       restarts[rank]++;
-      boolean othersRun = workers.stream().anyMatch(w -> w != failed && !w.hasExited());
-      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), {}", rank,
-          failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts(),
-          othersRun ? "the others run on" : "no other rank is running");
+      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), the others run on",
+          rank, failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts());
       Worker again;
       try {
         again = launch(rank);
