@@ -2,6 +2,7 @@ package dev.ferry.cli;
 
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.MalformedURLException;
 import java.net.URL;
@@ -21,7 +22,8 @@ import java.util.jar.Manifest;
  *
  * <p>{@link #contains} looks a class up the way the workers' JVM will find it, following the
  * {@code Class-Path} attributes of the jars' manifests, so that {@code ferry run} can say "not on
- * the class path" once instead of letting every worker fail alike.
+ * the class path" once instead of letting every worker fail alike; {@link #surelyLacksMainMethod}
+ * does the same for a class without a main method.
  */
 final class ClassPath {
 
@@ -83,6 +85,27 @@ final class ClassPath {
       return loader.findResource(resource) != null;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Whether a JVM started with this class path surely finds no main method in {@code className}
+   * (see {@link MainMethod}): false when it finds one, and when it cannot tell.
+   */
+  boolean surelyLacksMainMethod(String className) {
+    // The JDK's own classes too: a program's class may extend one of them.
+    try (URLClassLoader loader = new URLClassLoader(urls(), ClassLoader.getPlatformClassLoader())) {
+      return MainMethod.surelyMissing(className, name -> classFile(loader, name));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static byte[] classFile(ClassLoader loader, String className) {
+    try (InputStream in = loader.getResourceAsStream(className.replace('.', '/') + ".class")) {
+      return in == null ? null : in.readAllBytes();
+    } catch (IOException e) {
+      return null; // unreadable: the workers' JVM will say what is wrong with it
     }
   }
 

@@ -104,8 +104,8 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--worker-restarts", paramLabel = "K", defaultValue = "0",
       description = "On one node: start a worker that fails again alone, under its rank, up to K times per rank, "
           + "while the others run on; it rejoins the running world as a new incarnation, and the launcher serves "
-          + "the workers' store (default: ${DEFAULT-VALUE}: a failure stops the group). Not with --max-restarts, "
-          + "which restarts the whole world.")
+          + "the workers' store (default: ${DEFAULT-VALUE}: a failure stops the group). A worker that fails when no "
+          + "other rank runs ends the run: its world has ended. Not with --max-restarts, which restarts the whole world.")
   private int workerRestarts;
 
   @Option(names = "--local-addr", paramLabel = "ADDR",
@@ -202,7 +202,7 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() {
     WorkerGroupSpec groupSpec = groupSpec();
     JobRendezvousSpec job = jobSpec();
-    // Every worker would fail alike on a missing class; say it once, before starting any.
+    // Every worker would fail alike on a missing class or main method; say it once, before starting any.
     ClassPath workersClassPath = ClassPath.of(groupSpec.classpath());
     if (!workersClassPath.contains(groupSpec.mainClass())) {
       err.println("ferry run: main class " + groupSpec.mainClass() + " is not on the workers' class path"
@@ -210,6 +210,11 @@ final class RunCommand implements Callable<Integer> {
               ? " (the launcher's, which they inherit); pass --classpath or -jar, or build the module that contains it"
               : " (" + (jar != null ? "-jar " + jar : "--classpath " + classpath) + ")")
           + slipsIn(workersClassPath, groupSpec.mainClass()));
+      return EXIT_START_FAILED;
+    }
+    if (workersClassPath.surelyLacksMainMethod(groupSpec.mainClass())) {
+      err.println("ferry run: main class " + groupSpec.mainClass() + " has no main method, so every worker would fail"
+          + " to start it; declare public static void main(String[] args) (or, since JDK 25, a non-private void main())");
       return EXIT_START_FAILED;
     }
     if (job != null) {

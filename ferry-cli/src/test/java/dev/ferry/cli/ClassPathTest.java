@@ -2,6 +2,11 @@ package dev.ferry.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ferry.cli.launch.TestWorkers;
+import dev.ferry.cli.testworkers.EnvEcho;
+import dev.ferry.cli.testworkers.InheritedMain;
+import dev.ferry.cli.testworkers.InstanceMain;
+import dev.ferry.cli.testworkers.NoMain;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -46,6 +51,24 @@ class ClassPathTest {
     assertThat(path.contains("my.lib.Helper")).isTrue();
     assertThat(path.contains("my.app.Other")).isFalse();
     assertThat(ClassPath.of(dir.resolve("nothing-here") + File.separator + "*").contains("my.app.Main")).isFalse();
+  }
+
+  @Test
+  void aMainMethodIsLookedForAsJavasLauncherDoesAndMissingOnlyWhenSure() throws IOException {
+    ClassPath workers = ClassPath.of(TestWorkers.classpath());
+    // Its superclass InstanceMain, whose main it inherits, is not on this one.
+    Path alone = Files.createDirectories(dir.resolve("alone/dev/ferry/cli/testworkers"));
+    Files.copy(Path.of(TestWorkers.classpath(), "dev/ferry/cli/testworkers/InheritedMain.class"),
+        alone.resolve("InheritedMain.class"));
+
+    assertThat(workers.surelyLacksMainMethod(NoMain.class.getName())).as("main(int) only").isTrue();
+    assertThat(workers.surelyLacksMainMethod(EnvEcho.class.getName())).as("public static").isFalse();
+    assertThat(workers.surelyLacksMainMethod(InstanceMain.class.getName())).as("void main()").isFalse();
+    assertThat(workers.surelyLacksMainMethod(InheritedMain.class.getName())).as("inherited").isFalse();
+    assertThat(ClassPath.of(dir.resolve("alone").toString()).surelyLacksMainMethod(InheritedMain.class.getName()))
+        .as("superclass missing: the JVM will say").isFalse();
+    assertThat(ClassPath.of(directoryWith("broken", "my.app.Main").toString()).surelyLacksMainMethod("my.app.Main"))
+        .as("not a class file: the JVM will say").isFalse();
   }
 
   @Test

@@ -7,6 +7,8 @@ import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailFirstAttempt;
 import dev.ferry.cli.testworkers.FailOnceAlone;
 import dev.ferry.cli.testworkers.FailOnRank;
+import dev.ferry.cli.testworkers.InheritedMain;
+import dev.ferry.cli.testworkers.NoMain;
 import dev.ferry.cli.testworkers.Sleeper;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -216,6 +218,25 @@ class FerryCliTest {
     assertThat(code).isEqualTo(1);
     assertThat(err()).contains("ferry run: main class does.not.Exist is not on the workers' class path (--classpath ");
     assertThat(out()).isEmpty();
+  }
+
+  @Test
+  void aMainClassWithoutAMainMethodIsReportedOnceBeforeStarting() {
+    int code = run("--nproc", "2", NoMain.class.getName());
+
+    assertThat(code).isEqualTo(1);
+    assertThat(err()).isEqualTo("ferry run: main class " + NoMain.class.getName() + " has no main method, so every "
+        + "worker would fail to start it; declare public static void main(String[] args) (or, since JDK 25, a "
+        + "non-private void main())" + System.lineSeparator());
+    assertThat(out()).isEmpty();
+  }
+
+  @Test
+  void aMainMethodTheJdkTakesThoughItIsNotPublicStaticStartsTheWorkers() {
+    int code = run("--nproc", "1", InheritedMain.class.getName()); // an instance main() of its superclass
+
+    assertThat(code).as(err()).isZero();
+    assertThat(out()).contains("[0] instance main of rank 0");
   }
 
   @Test

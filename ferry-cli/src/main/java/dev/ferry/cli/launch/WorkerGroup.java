@@ -48,8 +48,10 @@ import org.slf4j.LoggerFactory;
  * WorkerGroupSpec#terminationGrace()}), unless the spec allows {@linkplain
  * WorkerGroupSpec#workerRestarts() worker restarts}: then the failed worker alone is started again
  * under its rank while the others run on, as long as its rank has restarts left. Always close the group, in a {@code try}-with-resources
- * or a shutdown hook: workers are separate processes and outlive a launcher that forgets them.
- * A launcher killed with SIGKILL cannot clean up; its workers then keep running.
+ * or a shutdown hook: workers are separate processes. A launcher that cannot clean up (killed with
+ * SIGKILL, or exiting without closing the group) leaves them to a guard process that {@code start}
+ * launches beside them: it sends them SIGTERM, then SIGKILL after the grace period, as {@code close}
+ * would.
  *
  * <p>This class is thread-safe; in particular {@link #close()} may be called from a shutdown hook
  * while another thread is in {@code start} or {@code awaitCompletion}.
@@ -87,7 +89,11 @@ public final class WorkerGroup implements AutoCloseable {
   private int[] restarts;
   /** Workers that failed and were replaced, whose output still drains; guarded by lock. */
   private final List<Worker> replaced = new ArrayList<>();
+  /** The worker whose failure found no other rank running, so that it is said once; guarded by lock. */
+  private Worker lastOfTheWorld;
   private volatile String authToken;
+  /** Stops the workers should this launcher die without doing so; null if it could not start. */
+  private volatile OrphanGuard guard;
 
   /** Creates a group that {@link #start()} will launch. */
   public WorkerGroup(WorkerGroupSpec spec) {
@@ -117,6 +123,7 @@ public final class WorkerGroup implements AutoCloseable {
       if (spec.statusPort() >= 0) {
         status = StatusServer.start(spec.statusPort(), reportToken(authToken), spec.nproc(), this::processViews);
       }
+      guard = startGuard();
       startNanos = System.nanoTime();
       List<Worker> started = new ArrayList<>(spec.nproc());
       int rank = 0;
@@ -127,6 +134,7 @@ public final class WorkerGroup implements AutoCloseable {
       } catch (IOException | RuntimeException e) {
         state = State.CLOSED;
         ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
+        closeGuard();
         closeStatusPage();
         closeAgentStore();
         if (e instanceof IOException) {
@@ -151,6 +159,10 @@ public final class WorkerGroup implements AutoCloseable {
     }
     log.debug("rank {} command: {}", rank, builder.command());
     Process process = builder.start();
+    OrphanGuard watching = guard;
+    if (watching != null) {
+      watching.watch(process);
+    }
     return Worker.started(rank, process, spec, startNanos, this::exited);
   }
 
@@ -163,9 +175,11 @@ public final class WorkerGroup implements AutoCloseable {
   }
 
   /**
-   * Starts {@code failed}'s rank again alone, if its rank has restarts left and the group still
-   * runs; returns whether it did (or had already: both the exit callback and {@link #await} ask).
-   * The new process rejoins the running world as a new incarnation.
+   * Starts {@code failed}'s rank again alone, if its rank has restarts left, the group still runs
+   * and another rank still runs; returns whether it did (or had already: both the exit callback and
+   * {@link #await} ask). The new process rejoins the running world as a new incarnation; once every
+   * rank has exited there is no world to rejoin, and restarting all of it is not this option's
+   * contract but {@code --max-restarts}'s, so the failure then ends the group.
    */
   private boolean restartAlone(Worker failed) {
     synchronized (lock) {
@@ -179,11 +193,19 @@ public final class WorkerGroup implements AutoCloseable {
       if (state != State.RUNNING || restarts[rank] >= spec.workerRestarts()) {
         return false;
       }
+      if (failed == lastOfTheWorld) {
+        return false;
+      }
+      if (workers.stream().allMatch(w -> w == failed || w.hasExited())) {
+        lastOfTheWorld = failed;
+        log.warn("rank {} (pid {}) failed with exit code {} and no other rank is running: the world it would rejoin "
+            + "has ended, so it is not started again (worker restarts start one worker into a running world; "
+            + "--max-restarts restarts the whole world)", rank, failed.process().pid(), failed.exitCode());
+        return false;
+      }
       restarts[rank]++;
-      boolean othersRun = workers.stream().anyMatch(w -> w != failed && !w.hasExited());
-      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), {}", rank,
-          failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts(),
-          othersRun ? "the others run on" : "no other rank is running");
+      log.warn("rank {} (pid {}) failed with exit code {}; starting it again alone (restart {} of {}), the others run on",
+          rank, failed.process().pid(), failed.exitCode(), restarts[rank], spec.workerRestarts());
       Worker again;
       try {
         again = launch(rank);
@@ -240,6 +262,24 @@ public final class WorkerGroup implements AutoCloseable {
   public Optional<URI> statusPage() {
     StatusServer server = status;
     return server == null ? Optional.empty() : Optional.of(server.pageUri());
+  }
+
+  /** The guard of this group's workers, or null (logged) if its JVM cannot start: they then outlive a killed launcher. */
+  private OrphanGuard startGuard() {
+    try {
+      return OrphanGuard.start(spec.terminationGrace());
+    } catch (IOException e) {
+      log.warn("cannot start the guard that stops the workers should this launcher be killed ({}); they would "
+          + "outlive a launcher killed with SIGKILL", e.getMessage());
+      return null;
+    }
+  }
+
+  private void closeGuard() {
+    OrphanGuard watching = guard;
+    if (watching != null) {
+      watching.close();
+    }
   }
 
   private void closeAgentStore() {
@@ -384,6 +424,7 @@ public final class WorkerGroup implements AutoCloseable {
       state = State.CLOSED;
     }
     ProcessTerminator.stop(workers, spec.terminationGrace(), "the worker group is closing");
+    closeGuard();
     workers.forEach(Worker::closeStdin);
     try {
       awaitOutput();

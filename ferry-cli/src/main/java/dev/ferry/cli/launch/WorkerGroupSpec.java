@@ -454,7 +454,8 @@ public final class WorkerGroupSpec {
      * alone, under its rank, up to {@code restarts} times per rank, while the others run on; it
      * rejoins the running world as a new incarnation of itself (see {@code RpcAgents.start}). The
      * launcher then serves the workers' rendezvous store ({@code TORCHELASTIC_USE_AGENT_STORE=True}),
-     * so no worker holds it. A rank that fails once more than that stops the group. Default 0: a
+     * so no worker holds it. A rank that fails once more than that stops the group, and so does a
+     * failure when no other rank runs: there is no running world to rejoin. Default 0: a
      * failure stops the group (torchrun's way; it restarts whole worlds instead).
      */
     public Builder workerRestarts(int restarts) {

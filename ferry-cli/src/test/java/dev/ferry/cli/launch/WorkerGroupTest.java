@@ -7,6 +7,7 @@ import dev.ferry.cli.testworkers.Chatty;
 import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailAndFollow;
 import dev.ferry.cli.testworkers.FailOnRank;
+import dev.ferry.cli.testworkers.FinishThenFail;
 import dev.ferry.cli.testworkers.Sleeper;
 import dev.ferry.cli.testworkers.StdinEcho;
 import dev.ferry.cli.testworkers.ThrowEveryAttempt;
@@ -212,6 +213,21 @@ class WorkerGroupTest {
           + "    started again after: " + first.describe());
     });
     assertThat(result.earlierAttempts(0)).isEmpty();
+  }
+
+  @Test
+  void aRankThatFailsWhenNoOtherRankRunsIsNotStartedIntoAnEndedWorld(@TempDir Path marks) throws Exception {
+    WorkerGroup group = start(TestWorkers.spec(FinishThenFail.class, 2, marks.toString())
+        .workerRestarts(2).sink(sink).build());
+
+    GroupResult result = group.awaitCompletion(BOUND);
+
+    assertThat(result.outcome()).isEqualTo(GroupResult.Outcome.FAILED);
+    assertThat(result.failure().orElseThrow().rank()).isEqualTo(1);
+    assertThat(result.failure().orElseThrow().exitCode()).isEqualTo(4);
+    assertThat(group.restarts(1)).isZero();
+    assertThat(result.earlierAttempts(1)).isEmpty();
+    assertThat(sink.lines(1, WorkerStream.STDERR)).containsExactly("rank 1 failing after rank 0 finished");
   }
 
   @Test
