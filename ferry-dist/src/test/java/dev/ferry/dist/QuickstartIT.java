@@ -152,6 +152,27 @@ class QuickstartIT {
     assertThat(runHelp.output()).contains("--nproc=N", "-jar=JAR", "--classpath=CP");
   }
 
+  /** A {@code lib/} that lost the launcher's jar is named as the problem, not left to java's class loader. */
+  @Test
+  void aDistributionWithoutTheLaunchersJarSaysSo() throws Exception {
+    Path partial = work.resolve("partial");
+    Path bin = Files.createDirectories(partial.resolve("bin"));
+    Path lib = Files.createDirectories(partial.resolve("lib"));
+    Files.copy(ferry, bin.resolve("ferry"), StandardCopyOption.COPY_ATTRIBUTES);
+    try (Stream<Path> jars = Files.list(ferry.getParent().resolveSibling("lib"))) {
+      for (Path jar : jars.filter(jar -> !jar.getFileName().toString().startsWith("ferry-cli-")).toList()) {
+        Files.copy(jar, lib.resolve(jar.getFileName()));
+      }
+    }
+
+    Result result = run(elsewhere, List.of(bin.resolve("ferry").toString(), "--version"));
+
+    assertThat(result.code()).as(result.output()).isEqualTo(1);
+    assertThat(result.output()).as(result.output())
+        .contains("ferry: " + lib + " has no ferry-cli jar, so this is not a whole Ferry distribution")
+        .doesNotContain("ClassNotFoundException", "Could not find or load main class");
+  }
+
   private static Result ferry(String... args) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>(List.of(ferry.toString()));
     command.addAll(List.of(args));
