@@ -153,14 +153,14 @@ public final class RRef<T> implements AutoCloseable {
                 if (user.confirmation().isDone()) {
                     // The creation's own failure is the news (a timed-out creation is cancelled on
                     // the owner, whose value then says only that).
-                    checkUsable("to_here()");
+                    context.checkMade(this, "to_here()");
                 }
                 throw e;
             }
             // The creator's own reference is confirmed by the creation call's answer, which may come
             // after the value: wait for it, so a failed or timed-out creation is reported here.
             RpcFuture.fromCompletionStage(user.confirmation()).await();
-            checkUsable("to_here()");
+            context.checkMade(this, "to_here()");
             return value;
         } finally {
             // Compiled code may keep only this handle's fields while it waits; without the fence the

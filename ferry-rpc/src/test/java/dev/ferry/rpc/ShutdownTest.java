@@ -50,6 +50,26 @@ class ShutdownTest {
         assertThat(nested.await()).isEqualTo(9);
     }
 
+    /**
+     * A {@code toHere()} whose fetch is on its way when the program shuts down gets its value: the
+     * fetch is Ferry's own call, but it is made for the application, so graceful shutdown waits for
+     * it as for the program's calls (it failed with SHUTDOWN when the idle rounds did not count it).
+     */
+    @Test
+    void gracefulShutdownWaitsForAFetchInFlight() throws Exception {
+        LocalCluster cluster = LocalCluster.start(2, options -> options.faultInjection(FaultInjection.builder()
+                .delay(Duration.ofMillis(1_500), MessageType.RREF_FETCH_CALL).build()));
+        RRef<Object> rref = cluster.agent(0).remote("worker1", Ops::identity, "the value");
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(rref::confirmedByOwner);
+
+        CompletableFuture<Object> fetched = CompletableFuture.supplyAsync(rref::toHere);
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                .until(() -> cluster.agent(0).getDebugInfo().get("agent.client_active_calls").equals("1"));
+        cluster.close();
+
+        assertThat(fetched.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("the value");
+    }
+
     @Test
     void nonGracefulShutdownFailsPendingCalls() {
         try (LocalCluster cluster = LocalCluster.start(2)) {

@@ -115,7 +115,7 @@ final class AgentRRefHost implements RRefHost {
     @Override
     @SuppressWarnings("unchecked")
     public RpcFuture<Class<?>> fetchType(WorkerInfo owner, GloballyUniqueId rrefId, Duration timeout) {
-        return agent.invokeInline(owner, TYPE, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
+        return agent.invokeInlineForApplication(owner, TYPE, new Object[] {rrefId.createdOn(), rrefId.localId()}, timeout)
                 .thenCompose(answer -> (RpcFuture<Object>) answer)
                 .thenApply(name -> ValueTypes.load((String) name, agent.classLoader(), owner, rrefId, agent.self()));
     }

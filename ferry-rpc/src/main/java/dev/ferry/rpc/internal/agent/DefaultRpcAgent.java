@@ -599,8 +599,9 @@ public final class DefaultRpcAgent implements RpcAgent {
     }
 
     /**
-     * As {@link #invokeInline}, for the application ({@code toHere()}'s fetch): made inside a
-     * handler, it ends by the deadline of the call being handled and is cancelled with it.
+     * As {@link #invokeInline}, for the application ({@code toHere()}'s fetch, {@code type()}'s
+     * question): made inside a handler, it ends by the deadline of the call being handled and is
+     * cancelled with it; graceful shutdown waits for it as for the application's own calls.
      */
     RpcFuture<Object> invokeInlineForApplication(WorkerInfo to, RemoteFunction function, Object[] args,
                                                  Duration timeout) {
@@ -669,7 +670,8 @@ public final class DefaultRpcAgent implements RpcAgent {
         headers = userDeletes.attach(callee, headers, future,
                 barrier || interceptorContext || headers.contains(AgentRRefHost.CREATE));
         CallContext parent = forApplication ? CallContext.current() : null;
-        PendingCall call = new PendingCall(id, info, future, system, function, event, counters, start, observed, parent);
+        PendingCall call = new PendingCall(id, info, future, system, forApplication, function, event, counters, start,
+                observed, parent);
         if (!system) {
             counters.sent(payload.totalBytes());
         }
@@ -956,7 +958,7 @@ public final class DefaultRpcAgent implements RpcAgent {
             info.put("agent.address.extra", advertised.substring(extra + 1));
         }
         info.put("agent.client_active_calls", Integer.toString(pending.size()));
-        info.put("agent.client_active_user_calls", Integer.toString(pending.userCalls()));
+        info.put("agent.client_active_user_calls", Integer.toString(pending.applicationCalls()));
         info.put("agent.server_active_calls", Integer.toString(incoming == null ? 0 : incoming.active()));
         info.put("agent.server_active_async_calls", Integer.toString(incoming == null ? 0 : incoming.activeAsync()));
         info.put("agent.server_running_calls", Integer.toString(incoming == null ? 0 : incoming.running()));

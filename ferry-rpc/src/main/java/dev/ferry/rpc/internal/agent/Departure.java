@@ -62,7 +62,7 @@ final class Departure {
         agent.rrefs().releaseAllUsers();
         agent.userDeletes().flushAll();
         try {
-            if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())
+            if (!pending.awaitNoApplicationCalls(remaining()) || !incoming.awaitIdle(remaining())
                     || !agent.rrefs().awaitQuiet(remaining())) {
                 throw timedOut();
             }
@@ -92,7 +92,7 @@ final class Departure {
 
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, agent.getWorkerInfo().name() + " did not leave the group"
-                + " within " + Durations.describe(timeout) + " (still busy here: " + pending.userCalls()
+                + " within " + Durations.describe(timeout) + " (still busy here: " + pending.applicationCalls()
                 + " calls awaiting answers, "
                 + incoming.active() + " requests running)");
     }

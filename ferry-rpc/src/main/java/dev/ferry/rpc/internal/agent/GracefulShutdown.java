@@ -45,7 +45,7 @@ final class GracefulShutdown {
         agent.userDeletes().flushAll();
         while (true) {
             try {
-                if (!pending.awaitNoUserCalls(remaining()) || !incoming.awaitIdle(remaining())
+                if (!pending.awaitNoApplicationCalls(remaining()) || !incoming.awaitIdle(remaining())
                         || !agent.rrefs().awaitQuiet(remaining())) {
                     throw timedOut();
                 }
@@ -55,7 +55,7 @@ final class GracefulShutdown {
             }
             agent.rrefs().releaseAllUsers();
             agent.userDeletes().flushAll();
-            int local = pending.userCalls() + incoming.active() + agent.rrefs().busy();
+            int local = pending.applicationCalls() + incoming.active() + agent.rrefs().busy();
             Map<String, Object> busy = agent.allGathers().runShutdown(local, remaining());
             if (busy.values().stream().mapToInt(v -> (Integer) v).sum() == 0) {
                 reportMissing(busy.keySet());
@@ -106,7 +106,7 @@ final class GracefulShutdown {
     private RpcException timedOut() {
         return new RpcException(RpcException.Code.TIMEOUT, "graceful shutdown of " + agent.getWorkerInfo().name()
                 + " did not complete within " + Durations.describe(timeout) + " (still busy here: "
-                + pending.userCalls() + " calls awaiting answers, " + incoming.active() + " requests running, RRefs "
+                + pending.applicationCalls() + " calls awaiting answers, " + incoming.active() + " requests running, RRefs "
                 + agent.rrefs().debugInfo() + ")");
     }
 }

@@ -20,6 +20,11 @@ final class PendingCall {
     final CallInfo info;
     final RpcFuture<Object> future;
     final boolean system;
+    /**
+     * Whether the application waits for its answer: its own calls, and Ferry's calls made for it
+     * ({@code toHere()}'s fetch, {@code type()}). Graceful shutdown waits for these.
+     */
+    final boolean forApplication;
     /** The function called: its declared return type shapes the value the caller gets. */
     final FunctionRef function;
     /** The channel it was sent on: it fails with it. */
@@ -44,8 +49,9 @@ final class PendingCall {
     /** Its timeline, for the call observers following it; null when none does. */
     private final ObservedCall observed;
 
-    PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, FunctionRef function,
-                RpcCallEvent event, CallCounters counters, long startNanos, ObservedCall observed, CallContext parent) {
+    PendingCall(long id, CallInfo info, RpcFuture<Object> future, boolean system, boolean forApplication,
+                FunctionRef function, RpcCallEvent event, CallCounters counters, long startNanos, ObservedCall observed,
+                CallContext parent) {
         this.parent = parent;
         this.startNanos = startNanos;
         this.observed = observed;
@@ -54,6 +60,7 @@ final class PendingCall {
         this.info = info;
         this.future = future;
         this.system = system;
+        this.forApplication = forApplication;
         this.event = event;
         this.counters = system ? null : counters;
     }

@@ -15,7 +15,7 @@ import dev.ferry.rpc.internal.concurrent.ActivityCounter;
  */
 final class PendingCalls {
     private final ConcurrentHashMap<Long, PendingCall> calls = new ConcurrentHashMap<>();
-    private final ActivityCounter userCalls = new ActivityCounter();
+    private final ActivityCounter applicationCalls = new ActivityCounter();
     /** Told of each call that timed out, on the timer thread: its callee may still be working on it. */
     private final java.util.function.Consumer<PendingCall> timedOut;
 
@@ -25,8 +25,8 @@ final class PendingCalls {
 
     void add(PendingCall call) {
         calls.put(call.id, call);
-        if (!call.system) {
-            userCalls.increment();
+        if (call.forApplication) {
+            applicationCalls.increment();
         }
     }
 
@@ -39,8 +39,8 @@ final class PendingCalls {
     PendingCall remove(long id) {
         PendingCall call = calls.remove(id);
         if (call != null) {
-            if (!call.system) {
-                userCalls.decrement();
+            if (call.forApplication) {
+                applicationCalls.decrement();
             }
         }
         return call;
@@ -130,13 +130,16 @@ final class PendingCalls {
         return calls.size();
     }
 
-    /** Calls the application made (not Ferry's own control calls) still awaiting answers. */
-    int userCalls() {
-        return userCalls.get();
+    /**
+     * Calls still awaiting answers that the application waits for ({@link PendingCall#forApplication}):
+     * its own, and Ferry's made for it, not Ferry's protocol messages.
+     */
+    int applicationCalls() {
+        return applicationCalls.get();
     }
 
     /** Waits until no application call is pending; {@code timeout} zero means no limit. */
-    boolean awaitNoUserCalls(java.time.Duration timeout) throws InterruptedException {
-        return userCalls.awaitZero(timeout);
+    boolean awaitNoApplicationCalls(java.time.Duration timeout) throws InterruptedException {
+        return applicationCalls.awaitZero(timeout);
     }
 }

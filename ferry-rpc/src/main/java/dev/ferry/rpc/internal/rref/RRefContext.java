@@ -682,6 +682,18 @@ public final class RRefContext {
 
     /** Throws the recorded creation failure of a user RRef, or a deleted-reference error. */
     public void checkUsable(RRef<?> rref, String operation) {
+        checkMade(rref, operation);
+        if (RRefFactory.access().stateOf(rref) instanceof UserState user && isDeleted(user)) {
+            throw deletedError(user, operation);
+        }
+    }
+
+    /**
+     * Throws the recorded creation failure of a user RRef (its owner gone, or the function that made
+     * the value failed). For an operation under way: a deletion since it began (a {@code close()} on
+     * another thread, or graceful shutdown's release) does not fail what already reached the owner.
+     */
+    public void checkMade(RRef<?> rref, String operation) {
         if (RRefFactory.access().stateOf(rref) instanceof UserState user) {
             RpcException gone = user.ownerGone;
             if (gone != null) {
@@ -689,9 +701,6 @@ public final class RRefContext {
             }
             if (user.creationError != null) {
                 throw user.creationError.rethrowable();
-            }
-            if (isDeleted(user)) {
-                throw deletedError(user, operation);
             }
         }
     }
