@@ -224,8 +224,14 @@ final class Reductions {
     }
 
     static Tensor softmax(Tensor t, int dim, boolean log) {
+        if (!t.dtype().isFloatingPoint()) {
+            // PyTorch refuses too ("softmax_lastdim_kernel_impl" not implemented for 'Long'): class
+            // indices handed over for logits are a mistake that a quiet conversion would train on.
+            throw new IllegalArgumentException((log ? "logSoftmax" : "softmax") + "() is not implemented for "
+                    + t.dtype() + " tensors; convert to a floating point dtype first, as in x.to(DType.FLOAT32)");
+        }
         int d = Shapes.normalizeDim(dim, t.dim());
-        Tensor x = t.dtype().isFloatingPoint() ? t : t.to(DType.FLOAT32);
+        Tensor x = t;
         if (x.dim() == 0) {
             x = x.reshape(1);
         }

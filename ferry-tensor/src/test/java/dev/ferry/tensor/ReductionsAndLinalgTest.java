@@ -1,5 +1,6 @@
 package dev.ferry.tensor;
 
+import dev.ferry.tensor.nn.Functional;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -40,6 +41,18 @@ class ReductionsAndLinalgTest {
                         within(1e-12));
         assertThat(Tensors.of(1000.0, 1000.0).logsumexp(0, false).item())
                 .isCloseTo(1000 + Math.log(2), within(1e-9));
+    }
+
+    @Test
+    void softmaxOfIntegersIsRefusedAsInPyTorch() {
+        // before, an int64 tensor (class indices passed for logits) was converted to float32 quietly
+        assertThatThrownBy(() -> Tensors.of(1L, 2L, 3L).softmax(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("softmax() is not implemented for int64 tensors; convert to a floating point dtype first,"
+                        + " as in x.to(DType.FLOAT32)");
+        assertThatThrownBy(() -> Tensors.of(true, false).logSoftmax(0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("logSoftmax() is not implemented for bool tensors");
+        assertThatThrownBy(() -> Functional.crossEntropy(Tensors.of(new long[][] {{1, 2}}), Tensors.of(0L)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("logSoftmax() is not implemented");
     }
 
     @Test
