@@ -64,7 +64,7 @@ import java.util.function.BinaryOperator;
  * </pre>
  *
  * <p><b>The loss.</b> {@code loss} is applied to each micro-batch's output and targets and must
- * return a scalar; the step's loss is their mean weighted by micro-batch size, which is the whole
+ * return a scalar computed from that output (one that does not require grad fails the step); the step's loss is their mean weighted by micro-batch size, which is the whole
  * batch's loss for the usual mean-reduced losses ({@code crossEntropy}, {@code mseLoss}), and its
  * gradients those of the whole batch. It runs on the driver, on an agent thread, one micro-batch at
  * a time. A batch of {@code n} rows is split into {@code microBatches} parts of {@code n / microBatches}

@@ -249,6 +249,19 @@ class PipelineTest extends ThreeWorkers {
     }
 
     @Test
+    void aLossThatDoesNotDependOnTheOutputFailsTheStepInsteadOfTrainingNothing() {
+        // before, a detached loss gave every stage zero gradients and the step a loss, silently
+        Pipeline pipeline = Pipeline.builder().agent(worker0).stage(PipelineFunctions.stage2()).microBatches(2)
+                .loss((output, target) -> Functional.mseLoss(output, target).detach()).build();
+        try (DistAutogradContext context = DistAutograd.context(worker0)) {
+            assertThatThrownBy(() -> pipeline.step(PipelineFunctions.rows(8, 1), Tensors.zeros(8, 2)))
+                    .isInstanceOf(PipelineException.class)
+                    .hasMessageContaining("the loss of micro-batch 0 failed")
+                    .hasMessageContaining("the loss does not require grad: compute it from the last stage's output");
+        }
+    }
+
+    @Test
     void aStepNeedsAContextAndEnoughRows() {
         Pipeline pipeline = Pipeline.builder().agent(worker0).stage(PipelineFunctions.stage2()).microBatches(4)
                 .loss(Functional::crossEntropy).build();

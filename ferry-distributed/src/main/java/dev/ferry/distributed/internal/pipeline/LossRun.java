@@ -66,10 +66,14 @@ public final class LossRun {
                     throw new IllegalArgumentException("the loss function must return a scalar, got a tensor of shape "
                             + java.util.Arrays.toString(value.shape()));
                 }
+                if (!value.requiresGrad()) {
+                    // PyTorch's backward() refuses such a loss too; running on would train nothing
+                    // (every stage's gradient zero) and say nothing.
+                    throw new IllegalArgumentException("the loss does not require grad: compute it from the last"
+                            + " stage's output (a detach(), or a value computed apart from it, gives no gradients)");
+                }
                 Tensor weighted = value.reshape().mul(weights[microBatch]);
-                Tensor grad = weighted.requiresGrad() ? context.backwardFrom(weighted, Tensors.onesLike(weighted), out)
-                        : null;
-                dOut = grad != null ? grad : Tensors.zerosLike(out);
+                dOut = context.backwardFrom(weighted, Tensors.onesLike(weighted), out);
                 total += weighted.item();
             } catch (RuntimeException | Error e) {
                 failLocked(new IllegalStateException("the loss of micro-batch " + microBatch + " failed: " + e, e));
