@@ -37,12 +37,15 @@ public final class OptimizerCalls {
         return Boolean.TRUE;
     }
 
-    /** One step of the local optimizer with this worker's gradients of context {@code contextId}. */
+    /**
+     * One step of the local optimizer with this worker's gradients of context {@code contextId};
+     * answers whether any of its parameters had one (none anywhere means the step changed nothing).
+     */
     public static Boolean step(Optimizer optimizer, long contextId) {
         Map<Tensor, Tensor> gradients = DistAutograd.getGradients(Rpc.current(), contextId);
         synchronized (STEPS) {
             optimizer.step(gradients);
         }
-        return Boolean.TRUE;
+        return optimizer.parameters().stream().anyMatch(gradients::containsKey);
     }
 }

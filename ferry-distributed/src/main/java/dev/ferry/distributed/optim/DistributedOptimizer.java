@@ -9,12 +9,15 @@ import dev.ferry.rpc.RpcFuture;
 import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.tensor.Tensor;
 import dev.ferry.tensor.optim.Optimizer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * PyTorch's {@code torch.distributed.optim.DistributedOptimizer}: one optimizer over parameters
@@ -39,7 +42,9 @@ import java.util.Objects;
  * on different workers are not ordered. Closing releases the remote optimizers.
  */
 public final class DistributedOptimizer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(DistributedOptimizer.class);
     private final List<RRef<? extends Optimizer>> optimizers;
+    private final AtomicBoolean warnedNoGradients = new AtomicBoolean();
 
     /** On the current agent ({@link Rpc#current()}). */
     public DistributedOptimizer(RpcFunction1<List<Tensor>, ? extends Optimizer> factory, List<RRef<Tensor>> params) {
@@ -97,7 +102,24 @@ public final class DistributedOptimizer implements AutoCloseable {
         for (RRef<? extends Optimizer> optimizer : optimizers) {
             steps.add(optimizer.rpcAsync(OptimizerCalls::step, contextId));
         }
-        RpcFuture.waitAll(steps);
+        if (!RpcFuture.waitAll(steps).contains(Boolean.TRUE)) {
+            reportNoGradients(contextId);
+        }
+    }
+
+    /**
+     * PyTorch steps on in silence; the usual cause is a forward pass run before the context was
+     * opened, so the loss looks trained and never falls. Said once at WARN, then at DEBUG.
+     */
+    private void reportNoGradients(long contextId) {
+        String message = "DistributedOptimizer.step: no parameter on " + owners().stream().map(WorkerInfo::name).toList()
+                + " had a gradient in distributed autograd context " + contextId + ", so nothing was updated; run"
+                + " the forward pass inside the context whose id you step with (backward(...) and step(context.id()))";
+        if (warnedNoGradients.compareAndSet(false, true)) {
+            log.warn(message);
+        } else {
+            log.debug(message);
+        }
     }
 
     /** The workers holding a local optimizer, in the order of the parameters given. */

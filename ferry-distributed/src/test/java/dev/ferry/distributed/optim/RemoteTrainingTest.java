@@ -16,6 +16,9 @@ import dev.ferry.tensor.optim.SGD;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +62,40 @@ class RemoteTrainingTest extends ThreeWorkers {
             stepping.get(30, TimeUnit.SECONDS);
             assertThat(worker0.rpcSync("worker1", TrainingFunctions::mostAtOnce)).isEqualTo(1);
         }
+    }
+
+    /**
+     * The forward pass run before the context opened (a common slip): PyTorch steps on in silence
+     * and the loss never falls; Ferry says so, once, with what to do.
+     */
+    @Test
+    void aStepThatFindsNoGradientAnywhereSaysSoOnce() {
+        PrintStream original = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try (RemoteModule<Linear> remote = RemoteModule.create(worker0, "worker1", TrainingFunctions::hidden);
+             DistributedOptimizer optimizer = new DistributedOptimizer(worker0, params -> new SGD(params, 0.1),
+                     remote.remoteParameters())) {
+            Tensor x = Tensors.rand(5, 3);
+            List<Double> losses = new ArrayList<>();
+            for (int step = 0; step < 2; step++) {
+                Tensor out = remote.forward(x); // outside the context: its backward cannot reach worker1
+                try (DistAutogradContext context = DistAutograd.context(worker0)) {
+                    Tensor loss = out.square().mean();
+                    context.backward(List.of(loss));
+                    optimizer.step(context.id());
+                    losses.add(loss.item());
+                }
+            }
+            assertThat(losses.get(1)).isEqualTo(losses.get(0)); // nothing was trained, as in PyTorch
+        } finally {
+            System.setErr(original);
+        }
+        String logged = captured.toString(StandardCharsets.UTF_8);
+        String warning = "WARN dev.ferry.distributed.optim.DistributedOptimizer - DistributedOptimizer.step: no"
+                + " parameter on [worker1] had a gradient in distributed autograd context";
+        assertThat(logged).contains(warning, "run the forward pass inside the context");
+        assertThat(logged.split(java.util.regex.Pattern.quote(warning), -1)).hasSize(2); // once, not every step
     }
 
     @Test
