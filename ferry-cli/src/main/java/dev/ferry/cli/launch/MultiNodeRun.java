@@ -113,7 +113,7 @@ public final class MultiNodeRun implements AutoCloseable {
           + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
           + plan.placement().worldSize() + (restarts > 0 ? " (restart " + restarts + " of " + maxRestarts + ")" : ""));
       NodeRendezvous.RoundOutcome outcome = runRound(plan, restarts);
-      rendezvous.leave(plan);
+      rendezvous.leave(plan, waiting -> err.println("ferry run: " + waiting));
       if (outcome.succeeded()) {
         err.println("ferry run: all " + plan.placement().worldSize() + " workers on " + plan.placement().nodes()
             + (plan.placement().nodes() == 1 ? " node" : " nodes") + " exited with code 0" + (restarts > 0 ? " (after " + restarts + " restart"

@@ -240,7 +240,7 @@ class MultiNodeRunTest {
         NodeRendezvous.RoundPlan plan = round0.join();
         node1.join().failed(plan, 7, "node1/worker3 (pid 1) failed with exit code 7");
         await().atMost(Duration.ofSeconds(10)).until(round::stopped);
-        node1.join().leave(plan);
+        node1.join().leave(plan, waiting -> { });
       }
     });
     CompletableFuture<Integer> code = callInBackground(node0);
@@ -252,7 +252,7 @@ class MultiNodeRunTest {
       NodeRendezvous.RoundPlan round1 = rendezvous.join(1, 2, waiting -> { });
       rendezvous.watch(round1, outcome -> { });
       assertThat(rendezvous.succeeded(round1).succeeded()).as(node0.output()).isTrue();
-      rendezvous.leave(round1);
+      rendezvous.leave(round1, waiting -> { });
 
       assertThat(code.get(60, TimeUnit.SECONDS)).as(node0.output()).isZero();
       String output = node0.output();
@@ -286,7 +286,7 @@ class MultiNodeRunTest {
       node1.watch(plan, told::complete);
       assertThat(told.get(10, TimeUnit.SECONDS)).isEqualTo(
           new NodeRendezvous.RoundOutcome(false, MultiNodeRun.EXIT_TERMINATED, "node0 was stopped"));
-      node1.leave(plan);
+      node1.leave(plan, waiting -> { });
 
       assertThat(code.get(30, TimeUnit.SECONDS)).as(node0.output()).isEqualTo(MultiNodeRun.EXIT_TERMINATED);
       assertThat(node0.output()).contains("ferry run: node0 was stopped")
