@@ -6,9 +6,11 @@ import java.io.UncheckedIOException;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * One node's part of a job that may span several nodes, torchrun's elastic agent: meet the other
@@ -45,10 +47,11 @@ public final class MultiNodeRun implements AutoCloseable {
   private final PrintStream err;
   private final PrintStream out;
   private final CountDownLatch finished = new CountDownLatch(1);
-  private final AtomicReference<WorkerGroup> current = new AtomicReference<>();
+  private final AtomicReference<RoundWorkers> current = new AtomicReference<>();
   private int statusPort; // the first round's status page port, once it served one
   private volatile boolean closed;
   private NodeRendezvous rendezvous;
+  private Consumer<RoundWorkers> beforeStart = round -> { };
 
   /**
    * @param rendezvousSpec how to meet the other nodes
@@ -110,7 +113,7 @@ public final class MultiNodeRun implements AutoCloseable {
           + plan.placement().firstRank() + ".." + (plan.placement().firstRank() + workers.nproc() - 1) + " of "
           + plan.placement().worldSize() + (restarts > 0 ? " (restart " + restarts + " of " + maxRestarts + ")" : ""));
       NodeRendezvous.RoundOutcome outcome = runRound(plan, restarts);
-      rendezvous.leave(plan);
+      rendezvous.leave(plan, waiting -> err.println("ferry run: " + waiting));
       if (outcome.succeeded()) {
         err.println("ferry run: all " + plan.placement().worldSize() + " workers on " + plan.placement().nodes()
             + (plan.placement().nodes() == 1 ? " node" : " nodes") + " exited with code 0" + (restarts > 0 ? " (after " + restarts + " restart"
@@ -147,19 +150,26 @@ public final class MultiNodeRun implements AutoCloseable {
       spec.statusPort(statusPort); // the page a user opened goes on showing the world after a restart
     }
     WorkerGroup group = new WorkerGroup(spec.build());
-    current.set(group);
-    AtomicReference<NodeRendezvous.RoundOutcome> remote = new AtomicReference<>();
+    RoundWorkers round = new RoundWorkers();
+    current.set(round);
     rendezvous.watch(plan, outcome -> {
       if (!outcome.succeeded()) {
-        remote.set(outcome);
-        current.get().close(); // another node failed: stop ours
+        round.stop(outcome); // another node failed: stop ours, or keep them from starting
       }
     });
+    if (closed) {
+      round.stop(null); // close() came before this round was current
+    }
     try {
-      if (closed) {
-        return rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
+      beforeStart.accept(round);
+      WorkerGroup first = group;
+      Optional<WorkerGroup> started = round.start(() -> start(first, spec));
+      if (started.isEmpty()) {
+        round.ending().ifPresent(ending -> err.println("ferry run: round " + plan.round() + " ended before "
+            + label(plan) + "'s workers started; they are not started"));
+        return ending(plan, round);
       }
-      group = start(group, spec);
+      group = started.get();
       group.statusPage().ifPresent(page -> {
         statusPort = page.getPort();
         err.println("ferry run: status page of this node's workers at " + page);
@@ -175,8 +185,7 @@ public final class MultiNodeRun implements AutoCloseable {
         }
         case TIMED_OUT -> rendezvous.failed(plan, EXIT_TIMEOUT, label(plan) + " timed out after "
             + Elapsed.format(timeout));
-        case TERMINATED -> remote.get() != null ? remote.get()
-            : rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped");
+        case TERMINATED -> ending(plan, round);
       };
     } catch (IOException e) {
       return rendezvous.failed(plan, EXIT_RENDEZVOUS_FAILED, label(plan) + " could not start its workers: "
@@ -187,6 +196,19 @@ public final class MultiNodeRun implements AutoCloseable {
     } finally {
       group.close();
     }
+  }
+
+  /** How a round that was stopped ended: another node's failure, or this launcher's stop (told to the others). */
+  private NodeRendezvous.RoundOutcome ending(NodeRendezvous.RoundPlan plan, RoundWorkers round) {
+    return round.ending().orElseGet(() -> rendezvous.failed(plan, EXIT_TERMINATED, label(plan) + " was stopped"));
+  }
+
+  /**
+   * For tests: runs on the round's thread between the start of the round's watch and the start of
+   * its workers, the window in which a stop may come first.
+   */
+  void beforeStart(Consumer<RoundWorkers> hook) {
+    beforeStart = Objects.requireNonNull(hook, "hook");
   }
 
   /**
@@ -203,9 +225,7 @@ public final class MultiNodeRun implements AutoCloseable {
       }
       err.println("ferry run: the status page's port " + statusPort + " is taken (" + e.getMessage()
           + "); serving it on a free port");
-      WorkerGroup again = new WorkerGroup(spec.statusPort(0).build());
-      current.set(again);
-      return again.start();
+      return new WorkerGroup(spec.statusPort(0).build()).start();
     }
   }
 
@@ -220,9 +240,9 @@ public final class MultiNodeRun implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    WorkerGroup group = current.get();
-    if (group != null) {
-      group.close();
+    RoundWorkers round = current.get();
+    if (round != null) {
+      round.stop(null);
     }
     try {
       finished.await(workers.terminationGrace().toMillis() + 10_000, TimeUnit.MILLISECONDS);

@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 
 /**
  * How the launchers of one job meet, round after round (one round per attempt: the first start
@@ -39,11 +40,12 @@ import java.util.function.Consumer;
  *                    and so does losing the store (static: node 0's launcher died)
  *                    a node whose launcher died without "r/done/slot" fails the round too: with sessions
  *                    its registration expires; without (static) every node adds to "r/beat/slot" each
- *                    second, and one not heard from for {@link #LAUNCHER_SILENCE} is gone
+ *                    second, and one not heard from for {@link #LAUNCHER_SILENCE} is gone ("r/gone/slot")
+ *                    until it leaves: a launcher that dies after "r/over" is found gone too
  *   succeeded(round) set "r/done/slot"; add("r/finished", 1); the last node sets "r/over" = "ok"; wait for "r/over"
  *   failed(round)    compareSet "r/over" = "failed|code|what" (the first failure wins)
- *   leave(round)     add("r/left", 1); static node 0 waits for every node but those found gone ("r/gone/slot")
- *                    before it stops serving
+ *   leave(round)     set "r/left/slot"; static node 0 waits until every node has left or is found gone (one
+ *                    still stopping its workers beats on), then stops serving
  * </pre>
  *
  * <p>Node 0 of a static job serves the TCP store at the endpoint, so it must run on that host; its
@@ -69,8 +71,12 @@ public final class NodeRendezvous implements AutoCloseable {
   private final JobRendezvousSpec spec;
   private final Store store;
   private final String localAddress;
+  private final Duration beatInterval;
+  private final Duration launcherSilence;
   private volatile boolean closed;
   private volatile boolean lost;
+  /** The last round this node left: that round's beats and watch of the other nodes end. */
+  private volatile int leftRound = -1;
 
   /** One round's agreement: where this node's workers sit and where rank 0 listens. */
   public record RoundPlan(int round, NodePlacement placement, int slot, String masterAddr, int masterPort,
@@ -99,10 +105,13 @@ public final class NodeRendezvous implements AutoCloseable {
     }
   }
 
-  private NodeRendezvous(JobRendezvousSpec spec, Store store, String localAddress) {
+  private NodeRendezvous(JobRendezvousSpec spec, Store store, String localAddress, Duration beatInterval,
+      Duration launcherSilence) {
     this.spec = spec;
     this.store = store;
     this.localAddress = localAddress;
+    this.beatInterval = beatInterval;
+    this.launcherSilence = launcherSilence;
   }
 
   /**
@@ -114,6 +123,12 @@ public final class NodeRendezvous implements AutoCloseable {
    * @throws RpcException if the store cannot be served or reached within {@link JobRendezvousSpec#JOIN_TIMEOUT}
    */
   public static NodeRendezvous open(JobRendezvousSpec spec, Consumer<String> waiting) {
+    return open(spec, waiting, BEAT_INTERVAL, LAUNCHER_SILENCE);
+  }
+
+  /** As {@link #open(JobRendezvousSpec, Consumer)}, with the beat and the silence (static) given: tests shorten them. */
+  static NodeRendezvous open(JobRendezvousSpec spec, Consumer<String> waiting, Duration beatInterval,
+      Duration launcherSilence) {
     String first = spec.endpoint().split(",")[0];
     int colon = first.lastIndexOf(':');
     if (colon <= 0) {
@@ -134,7 +149,7 @@ public final class NodeRendezvous implements AutoCloseable {
       case ZOOKEEPER -> StoreProvider.openUrl("zookeeper://" + spec.endpoint() + "/" + namespace,
           JobRendezvousSpec.JOIN_TIMEOUT);
     };
-    return new NodeRendezvous(spec, store, local);
+    return new NodeRendezvous(spec, store, local, beatInterval, launcherSilence);
   }
 
   /** Node 0 serves the job's TCP store; the others connect to it, retrying until the join timeout. */
@@ -342,11 +357,12 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /**
-   * Checks every {@link #BEAT_INTERVAL}, until the round is over, that the other nodes' launchers
-   * are alive, and fails the round for every node (as if one of its workers had failed) when one is
-   * gone before saying it finished. Where registrations are ephemeral, one that expired says so;
-   * elsewhere this node adds to its own beat counter and watches the others' (a store has no watch
-   * for deletions or counters: poll).
+   * Checks every beat interval, until this node leaves the round, that the other nodes' launchers
+   * are alive, and marks one gone ("r/gone/slot") when it is not, unless it left. Before the round
+   * is over that fails the round for every node (as if one of its workers had failed); after, it only
+   * tells node 0 of a static job not to wait for it in {@link #leave}. Where registrations are
+   * ephemeral, one that expired says so; elsewhere this node adds to its own beat counter and watches
+   * the others' (a store has no watch for deletions or counters: poll).
    */
   private void watchNodes(RoundPlan plan) {
     String r = "r" + plan.round() + "/";
@@ -355,13 +371,17 @@ public final class NodeRendezvous implements AutoCloseable {
     long[] heardNanos = new long[nodes];
     Arrays.fill(heardNanos, System.nanoTime()); // every node gets the whole silence to beat once
     try {
-      while (!store.check(List.of(r + "over"))) {
+      while (leftRound < plan.round()) {
+        boolean over = store.check(List.of(r + "over"));
         if (!store.hasSessions()) {
           store.add(r + "beat/" + plan.slot(), 1);
         }
         long now = System.nanoTime();
         for (int node = 0; node < nodes; node++) {
-          if (store.check(List.of(r + "done/" + node))) {
+          // a node that finished waits for the outcome, and may lose its registration meanwhile; after the
+          // outcome it beats on until it leaves
+          if ((!over && store.check(List.of(r + "done/" + node))) || store.check(List.of(r + "left/" + node))
+              || store.check(List.of(r + "gone/" + node))) {
             continue;
           }
           String gone = null;
@@ -374,17 +394,18 @@ public final class NodeRendezvous implements AutoCloseable {
             if (beat != beats[node]) {
               beats[node] = beat;
               heardNanos[node] = now;
-            } else if (now - heardNanos[node] > LAUNCHER_SILENCE.toNanos()) {
-              gone = "not heard from for " + Elapsed.format(LAUNCHER_SILENCE);
+            } else if (now - heardNanos[node] > launcherSilence.toNanos()) {
+              gone = "not heard from for " + Elapsed.format(launcherSilence);
             }
           }
           if (gone != null) {
             store.set(r + "gone/" + node, new byte[0]); // node 0 of a static job waits in leave() for all but these
-            failed(plan, 1, "node" + node + "'s launcher is gone (" + gone + " before its workers finished)");
-            return;
+            if (!over) {
+              failed(plan, 1, "node" + node + "'s launcher is gone (" + gone + " before its workers finished)");
+            }
           }
         }
-        LockSupport.parkNanos(BEAT_INTERVAL.toNanos());
+        LockSupport.parkNanos(beatInterval.toNanos());
       }
     } catch (RpcException lost) {
       // the rendezvous closed (the launcher is done), or the store is lost, which the round's watch reports
@@ -434,33 +455,53 @@ public final class NodeRendezvous implements AutoCloseable {
   }
 
   /**
-   * Says this node has seen the round's outcome and is done with the store. Node 0 of a static job
-   * then waits (at most 30 s) for every node not found gone to say so, since closing ends the store
-   * they read.
+   * Says this node is done with the round (its workers stopped) and with the store. Node 0 of a
+   * static job then waits, since closing ends the store the others read, until every other node has
+   * left or was found gone: a node still stopping its workers beats on and is waited for, one whose
+   * launcher died is not heard from for the silence. While it waits it tells {@code waiting} for whom
+   * (after {@link #FIRST_NOTICE}); it gives up after {@link JobRendezvousSpec#EXIT_BARRIER}, a
+   * launcher that beats but never leaves.
    */
-  public void leave(RoundPlan plan) {
-    String left = "r" + plan.round() + "/left";
+  public void leave(RoundPlan plan, Consumer<String> waiting) {
+    String r = "r" + plan.round() + "/";
     try {
-      store.add(left, 1);
+      store.set(r + "left/" + plan.slot(), new byte[0]);
       if (spec.backend() == RendezvousBackend.STATIC && plan.slot() == 0) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (store.add(left, 0) < plan.placement().nodes() - gone(plan) && System.nanoTime() - deadline < 0) {
-          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // a counter has no watch: poll it
+        WaitingNotices notices = new WaitingNotices(JobRendezvousSpec.EXIT_BARRIER);
+        for (List<Integer> staying = staying(plan); !staying.isEmpty() && !notices.overdue(); staying = staying(plan)) {
+          if (notices.due()) {
+            waiting.accept("waiting for node" + (staying.size() == 1 ? " " : "s ") + staying.stream().map(String::valueOf)
+                .collect(Collectors.joining(", ")) + " of job " + spec.runId() + " to finish before closing the job's"
+                + " store " + notices.progress());
+          }
+          LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // the keys have no watch for "any of": poll
         }
       }
     } catch (RpcException lost) {
       // the store is gone: there is no one left to tell, and the round's outcome already says so
+    } finally {
+      leftRound = plan.round(); // ends this node's beats for the round
     }
   }
 
   /**
    * When a launcher waiting for the other nodes says so: after {@link #FIRST_NOTICE}, then every
-   * {@link #NOTICE_INTERVAL}, until {@link JobRendezvousSpec#JOIN_TIMEOUT} has passed.
+   * {@link #NOTICE_INTERVAL}, until its limit ({@link JobRendezvousSpec#JOIN_TIMEOUT} unless given) has passed.
    */
   private static final class WaitingNotices {
     private final long startNanos = System.nanoTime();
-    private final long deadlineNanos = startNanos + JobRendezvousSpec.JOIN_TIMEOUT.toNanos();
+    private final Duration limit;
+    private final long deadlineNanos;
     private long nextNanos = startNanos + FIRST_NOTICE.toNanos();
+
+    WaitingNotices() {
+      this(JobRendezvousSpec.JOIN_TIMEOUT);
+    }
+
+    WaitingNotices(Duration limit) {
+      this.limit = limit;
+      this.deadlineNanos = startNanos + limit.toNanos();
+    }
 
     /** How long to wait before looking again: until the next notice or the deadline, at least 1 ms. */
     Duration slice() {
@@ -483,18 +524,20 @@ public final class NodeRendezvous implements AutoCloseable {
     }
 
     String progress() {
-      return "(" + Elapsed.format(Elapsed.since(startNanos, System.nanoTime())) + " of "
-          + JobRendezvousSpec.JOIN_TIMEOUT.toMinutes() + " min)";
+      return "(" + Elapsed.format(Elapsed.since(startNanos, System.nanoTime())) + " of " + limit.toMinutes() + " min)";
     }
   }
 
-  /** How many of the round's nodes were found gone: they will never say they left. */
-  private int gone(RoundPlan plan) {
-    int gone = 0;
+  /** The round's nodes that have neither left nor been found gone (which will never leave). */
+  private List<Integer> staying(RoundPlan plan) {
+    String r = "r" + plan.round() + "/";
+    List<Integer> staying = new ArrayList<>();
     for (int node = 0; node < plan.placement().nodes(); node++) {
-      gone += store.check(List.of("r" + plan.round() + "/gone/" + node)) ? 1 : 0;
+      if (!store.check(List.of(r + "left/" + node)) && !store.check(List.of(r + "gone/" + node))) {
+        staying.add(node);
+      }
     }
-    return gone;
+    return staying;
   }
 
   private static InetAddress inetAddress(String address) {

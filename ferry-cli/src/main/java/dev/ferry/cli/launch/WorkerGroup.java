@@ -12,6 +12,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -76,6 +77,10 @@ public final class WorkerGroup implements AutoCloseable {
   private final Object awaitLock = new Object();
   // Released once per worker exit; wakes up awaitCompletion.
   private final Semaphore exitSignals = new Semaphore(0);
+  // Counted down once the group is closed: a close that finds another under way waits for this.
+  private final CountDownLatch closed = new CountDownLatch(1);
+  /** Whether closing has begun (close(), or a start that failed); guarded by lock. */
+  private boolean closing;
   private final AtomicBoolean aotTrainingDone = new AtomicBoolean();
   private volatile State state = State.NEW;
   private volatile List<Worker> workers = List.of();
@@ -133,10 +138,12 @@ public final class WorkerGroup implements AutoCloseable {
         }
       } catch (IOException | RuntimeException e) {
         state = State.CLOSED;
+        closing = true;
         ProcessTerminator.stop(started, spec.terminationGrace(), "rank " + rank + " could not be started");
         closeGuard();
         closeStatusPage();
         closeAgentStore();
+        closed.countDown();
         if (e instanceof IOException) {
           throw new IOException("cannot start worker rank " + rank + " with " + spec.javaExecutable() + ": " + e.getMessage(), e);
         }
@@ -413,27 +420,46 @@ public final class WorkerGroup implements AutoCloseable {
 
   /**
    * Stops every worker that is still running (SIGTERM, then SIGKILL after the grace period) and
-   * waits for them to exit and for their forwarded output to drain, both bounded. Idempotent.
+   * waits for them to exit and for their forwarded output to drain, both bounded. Idempotent: a
+   * close while another thread's is under way returns once that one is done, so that whoever
+   * closes knows the workers are gone and the status page's port is free.
    */
   @Override
   public void close() {
+    boolean underWay;
     synchronized (lock) {
-      if (state == State.CLOSED) {
-        return;
-      }
+      underWay = closing;
+      closing = true;
       state = State.CLOSED;
     }
-    ProcessTerminator.stop(workers, spec.terminationGrace(), "the worker group is closing");
-    closeGuard();
-    workers.forEach(Worker::closeStdin);
+    if (underWay) {
+      awaitClosed(); // outside the lock, which the close under way takes
+      return;
+    }
     try {
-      awaitOutput();
+      ProcessTerminator.stop(workers, spec.terminationGrace(), "the worker group is closing");
+      closeGuard();
+      workers.forEach(Worker::closeStdin);
+      try {
+        awaitOutput();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      closeStatusPage();
+      closeAgentStore();
+      finishAotTraining(false);
+    } finally {
+      closed.countDown();
+    }
+  }
+
+  /** Waits for the close under way on another thread (itself bounded); returns early, interrupted, if interrupted. */
+  private void awaitClosed() {
+    try {
+      closed.await();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    closeStatusPage();
-    closeAgentStore();
-    finishAotTraining(false);
   }
 
   /** Saves the AOT cache this run trained, or drops the training of a run that did not succeed. */

@@ -2,6 +2,7 @@ package dev.ferry.cli.launch;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.ferry.cli.testworkers.EnvEcho;
 import dev.ferry.cli.testworkers.FailFirstAttempt;
@@ -11,6 +12,7 @@ import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -221,6 +223,76 @@ class MultiNodeRunTest {
     } finally {
       node0.process().destroyForcibly();
       node1.process().destroyForcibly();
+    }
+  }
+
+  @Test
+  void aFailureElsewhereThatComesBeforeThisNodesWorkersStartEndsTheRoundWithoutStartingThem() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Node node0 = node(endpoint, job, 0, 2, 1, EnvEcho.class);
+    // Node 1 is this test, speaking the launchers' protocol through the real store node 0 serves.
+    CompletableFuture<NodeRendezvous> node1 = new CompletableFuture<>();
+    CompletableFuture<NodeRendezvous.RoundPlan> round0 = new CompletableFuture<>();
+    AtomicInteger rounds = new AtomicInteger();
+    node0.run().beforeStart(round -> {
+      if (rounds.getAndIncrement() == 0) { // round 0 only: its notice comes between node 0's watch and its workers' start
+        NodeRendezvous.RoundPlan plan = round0.join();
+        node1.join().failed(plan, 7, "node1/worker3 (pid 1) failed with exit code 7");
+        await().atMost(Duration.ofSeconds(10)).until(round::stopped);
+        node1.join().leave(plan, waiting -> { });
+      }
+    });
+    CompletableFuture<Integer> code = callInBackground(node0);
+    try {
+      NodeRendezvous rendezvous = NodeRendezvous.open(new JobRendezvousSpec(RendezvousBackend.STATIC, endpoint, job,
+          2, 2, 1, "127.0.0.1", TOKEN), waiting -> { });
+      node1.complete(rendezvous);
+      round0.complete(rendezvous.join(0, 2, waiting -> { }));
+      NodeRendezvous.RoundPlan round1 = rendezvous.join(1, 2, waiting -> { });
+      rendezvous.watch(round1, outcome -> { });
+      assertThat(rendezvous.succeeded(round1).succeeded()).as(node0.output()).isTrue();
+      rendezvous.leave(round1, waiting -> { });
+
+      assertThat(code.get(60, TimeUnit.SECONDS)).as(node0.output()).isZero();
+      String output = node0.output();
+      assertThat(output).contains("ferry run: round 0 ended before node0's workers started; they are not started",
+              "ferry run: node1/worker3 (pid 1) failed with exit code 7", "restarting the world (restart 1 of 1)",
+              "[node0/worker0] RANK=0", "all 4 workers on 2 nodes exited with code 0")
+          .doesNotContain("IllegalStateException");
+      // round 0's workers never started: the only workers' lines (each writes one to stderr) are round 1's
+      String reports = node0.err().toString(UTF_8);
+      assertThat(reports.indexOf("[node0/worker")).as(reports).isGreaterThan(reports.indexOf("restarting the world"));
+    } finally {
+      node0.run().close();
+      node1.thenAccept(NodeRendezvous::close);
+    }
+  }
+
+  @Test
+  void aLauncherStoppedBeforeItsWorkersStartTellsTheOtherNodesAndStartsNone() throws Exception {
+    String endpoint = "127.0.0.1:" + FreePorts.pick();
+    String job = "job" + JOBS.incrementAndGet();
+    Node node0 = node(endpoint, job, 0, 2, 1, EnvEcho.class);
+    node0.run().beforeStart(round -> {
+      Thread.ofPlatform().daemon().start(node0.run()::close); // Ctrl-C: close() waits for call() to end
+      await().atMost(Duration.ofSeconds(10)).until(round::stopped);
+    });
+    CompletableFuture<Integer> code = callInBackground(node0);
+    try (NodeRendezvous node1 = NodeRendezvous.open(new JobRendezvousSpec(RendezvousBackend.STATIC, endpoint, job,
+        2, 2, 1, "127.0.0.1", TOKEN), waiting -> { })) {
+      NodeRendezvous.RoundPlan plan = node1.join(0, 2, waiting -> { });
+      CompletableFuture<NodeRendezvous.RoundOutcome> told = new CompletableFuture<>();
+      node1.watch(plan, told::complete);
+      assertThat(told.get(10, TimeUnit.SECONDS)).isEqualTo(
+          new NodeRendezvous.RoundOutcome(false, MultiNodeRun.EXIT_TERMINATED, "node0 was stopped"));
+      node1.leave(plan, waiting -> { });
+
+      assertThat(code.get(30, TimeUnit.SECONDS)).as(node0.output()).isEqualTo(MultiNodeRun.EXIT_TERMINATED);
+      assertThat(node0.output()).contains("ferry run: node0 was stopped")
+          .doesNotContain("[node0/worker", "restarting the world", "IllegalStateException");
+    } finally {
+      node0.run().close();
     }
   }
 

@@ -2,6 +2,7 @@ package dev.ferry.cli.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.ferry.cli.testworkers.Chatty;
 import dev.ferry.cli.testworkers.EnvEcho;
@@ -17,6 +18,8 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -274,6 +277,25 @@ class WorkerGroupTest {
     assertThat(result.headline()).startsWith("timed out after ").endsWith("; stopped ranks 0, 1");
     assertThat(group.processes()).noneMatch(Process::isAlive);
     assertThat(group.awaitCompletion(Duration.ofSeconds(1))).isSameAs(result);
+  }
+
+  @Test
+  void aCloseWhileAnotherIsUnderWayReturnsOnlyOnceTheGroupIsClosed(@TempDir Path dir) throws Exception {
+    Path signalled = dir.resolve("sigterm");
+    WorkerGroup group = start(TestWorkers.spec(Sleeper.class, 1, "--ignore-sigterm", signalled.toString())
+        .terminationGrace(Duration.ofSeconds(1)).statusPort(0).sink(sink).build());
+    sink.awaitLines("ready", 1, BOUND);
+    int statusPort = group.statusPage().orElseThrow().getPort();
+    Thread first = Thread.ofPlatform().daemon().start(group::close); // e.g. a failure notice from another node
+    await().atMost(BOUND).until(() -> Files.exists(signalled)); // under way: it waits out the grace period
+
+    group.close(); // e.g. the round's own thread, which then starts the next round on the same status port
+
+    assertThat(group.process(0).isAlive()).isFalse();
+    try (ServerSocket samePort = new ServerSocket(statusPort)) {
+      assertThat(samePort.getLocalPort()).isEqualTo(statusPort);
+    }
+    first.join(BOUND);
   }
 
   @Test
