@@ -75,7 +75,10 @@ class ElasticGrowthTest {
                 assertThat(firstCode.get(90, TimeUnit.SECONDS)).as(first.output()).isZero();
                 // Round 1 ranks the nodes by arrival again: either may be node0 now.
                 assertThat(first.output()).contains("restarting the world with the new node", "of 2 calls worker1: worker1")
-                        .doesNotContain("restart 1 of");
+                        .doesNotContain("restart 1 of")
+                        // the last call is announced, not waited through in silence
+                        .contains("ferry run: 1 of 1..2 nodes of job growing are here; the round starts in 500 ms"
+                                + " (the last call for more) or when 2 are");
                 assertThat(second.output()).contains("of 2 calls worker1: worker1");
                 assertThat(first.output() + second.output()).contains("worker0] rank 0 of 2", "worker1] rank 1 of 2");
             } finally {

@@ -311,6 +311,12 @@ public final class NodeRendezvous implements AutoCloseable {
         long now = System.nanoTime();
         if (arrived >= spec.minNodes() && lastCallEnds == Long.MAX_VALUE) {
           lastCallEnds = spec.minNodes() == spec.maxNodes() ? now : now + spec.lastCall().toNanos();
+          if (arrived < spec.maxNodes() && !spec.lastCall().isZero()) {
+            // else the launcher is silent for the whole last call, which looks like a hang
+            waiting.accept(arrived + " of " + spec.minNodes() + ".." + spec.maxNodes() + " nodes of job "
+                + spec.runId() + " are here; the round starts in " + Elapsed.format(spec.lastCall())
+                + " (the last call for more) or when " + spec.maxNodes() + " are");
+          }
         }
         if (arrived >= spec.maxNodes() || now - lastCallEnds >= 0) {
           // nodes counted in but not yet registered are waited for below, like the others
