@@ -219,9 +219,11 @@ public interface RpcAgent extends AutoCloseable {
      * double nine = (double) caller.rpcSync("worker1", "scale", List.of(), Map.of("x", 3.0, "factor", 3.0));
      * }</pre>
      *
-     * @param function a static method reference, a method reference bound to its receiver or a
-     *                 lambda, as an {@code RpcFunction0..5} (the typed overloads take a method
-     *                 reference directly); an {@link AsyncExecution} one answers with its future's value
+     * @param function a static method reference or a method reference bound to its receiver, as
+     *                 an {@code RpcFunction0..5} (the typed overloads take a method reference
+     *                 directly); an {@link AsyncExecution} one answers with its future's value. Not a
+     *                 lambda: javac keeps no parameter names for one, so its registration fails
+     *                 saying so
      * @param defaults values of the parameters (by name) that a call may leave out: Java has no
      *                 default arguments, so they are given here, checked against the parameters' types
      * @throws RpcException {@link RpcException.Code#INVALID_ARGUMENT} if the name is taken, the

@@ -170,5 +170,9 @@ class CallsByNameTest {
                 "a default is given for 'y', which is not a parameter of CallsByNameTest::scale[x, factor]");
         assertInvalid(() -> callee.register("scale3", CallsByNameTest::scale, Map.of("factor", "two")),
                 "scale3() argument 'factor' must be double, not java.lang.String two");
+        // this class is compiled with -parameters, and still: it was told to compile with -parameters
+        assertInvalid(() -> callee.register("inline", (RpcFunction1<Double, Double>) (Double x) -> x + 1),
+                "it is a lambda, whose parameter names javac does not keep (not even with -parameters);"
+                        + " register a method reference to a named method");
     }
 }

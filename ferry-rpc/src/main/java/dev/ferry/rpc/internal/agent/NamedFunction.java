@@ -67,14 +67,18 @@ final class NamedFunction {
         int own = Modifier.isStatic(method.getModifiers()) ? captured.length : captured.length - 1;
         if (own < 0 || own > declared.length) {
             throw invalid("cannot register " + ref.displayName() + " as '" + name + "': only static methods,"
-                    + " method references bound to their receiver and lambdas can be called by name");
+                    + " and method references bound to their receiver can be called by name");
         }
         List<String> parameters = new ArrayList<>();
         List<Class<?>> types = new ArrayList<>();
         for (int i = own; i < declared.length; i++) {
             if (!declared[i].isNamePresent()) {
-                throw invalid("cannot register " + ref.displayName() + " as '" + name + "': its parameter names are"
-                        + " not in its class file; compile it with javac -parameters (Maven: <parameters>true</parameters>)");
+                // javac writes no parameter names for a lambda's body, not even with -parameters
+                throw invalid("cannot register " + ref.displayName() + " as '" + name + "': " + (method.isSynthetic()
+                        ? "it is a lambda, whose parameter names javac does not keep (not even with -parameters);"
+                                + " register a method reference to a named method"
+                        : "its parameter names are not in its class file; compile it with javac -parameters (Maven:"
+                                + " <parameters>true</parameters>)"));
             }
             parameters.add(declared[i].getName());
             types.add(declared[i].getType());
