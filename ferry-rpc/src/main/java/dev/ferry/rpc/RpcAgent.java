@@ -211,7 +211,10 @@ public interface RpcAgent extends AutoCloseable {
      * callers need only the name and values, none of this worker's classes, and what peers can
      * reach this way is exactly what the program registered. Arguments bind to the method's
      * parameters by position and by name, as Python binds them; the names are the method's own,
-     * so its class must be compiled with {@code javac -parameters}.
+     * so its class must be compiled with {@code javac -parameters}. A caller without the classes
+     * sends a record parameter as a map of its components (nested records as nested maps), and
+     * numbers of another kind where their value fits; the elements of a {@code List}, {@code Set}
+     * or {@code Map} parameter are checked against its declared type argument.
      *
      * <pre>{@code
      * agent.register("scale", Ops::scale, Map.of("factor", 2.0));   // static double scale(double x, double factor)

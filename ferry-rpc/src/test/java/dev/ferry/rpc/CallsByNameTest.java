@@ -37,6 +37,26 @@ class CallsByNameTest {
         return (greeting + " " + who + " ").repeat(times).strip();
     }
 
+    /** A record a caller without this class sends as a map of its components. */
+    public record Box(String label, double width, Size size, List<Integer> marks) {
+        public Box {
+            if (width < 0) {
+                throw new IllegalArgumentException("a box cannot be " + width + " wide");
+            }
+        }
+    }
+
+    public record Size(int rows, int columns) {
+    }
+
+    public static String describe(Box box, List<Size> more, Map<String, Size> named) {
+        return box + " " + more + " " + named;
+    }
+
+    public static int total(List<Integer> values) {
+        return values.stream().mapToInt(Integer::intValue).sum();
+    }
+
     @AsyncExecution
     public static RpcFuture<Integer> later(int x) {
         return RpcFuture.completed(x + 1);
@@ -51,6 +71,8 @@ class CallsByNameTest {
         callee.register("greet", CallsByNameTest::greet, Map.of("greeting", "hello", "times", 1));
         callee.register("later", CallsByNameTest::later);
         callee.register("count", counter::add);
+        callee.register("describe", CallsByNameTest::describe, Map.of("more", List.of(), "named", Map.of()));
+        callee.register("total", CallsByNameTest::total);
     }
 
     @AfterAll
@@ -79,6 +101,39 @@ class CallsByNameTest {
         assertThat(caller.rpcSync("worker1", "greet", List.of("x"), Map.of("times", 2.0))).isEqualTo("hello x hello x");
         assertInvalid(() -> caller.rpcSync("worker1", "greet", List.of("x"), Map.of("times", 2.5)),
                 "greet() argument 'times' must be int, not java.lang.Double 2.5");
+    }
+
+    /**
+     * What a caller without the callee's classes sends for a record: a map of its components, as a
+     * JSON object; and collections are checked element by element against their declared type.
+     */
+    @Test
+    void recordsComeAsMapsOfTheirComponentsAndElementsFitTheirDeclaredType() {
+        Map<String, Object> box = Map.of("label", "crate", "width", 2, "size", Map.of("rows", 3L, "columns", 4.0),
+                "marks", List.of(1L, 2L));
+        assertThat(caller.rpcSync("worker1", "describe", List.of(box),
+                Map.of("more", List.of(Map.of("rows", 1, "columns", 1)), "named", Map.of("lid", Map.of("rows", 0, "columns", 2)))))
+                .isEqualTo("Box[label=crate, width=2.0, size=Size[rows=3, columns=4], marks=[1, 2]] [Size[rows=1, columns=1]]"
+                        + " {lid=Size[rows=0, columns=2]}");
+        // the record itself still fits, by a caller that has the class
+        assertThat(caller.rpcSync("worker1", "describe", List.of(new Box("b", 1, new Size(1, 2), List.of())), Map.of()))
+                .isEqualTo("Box[label=b, width=1.0, size=Size[rows=1, columns=2], marks=[]] [] {}");
+        assertThat(caller.rpcSync("worker1", "total", List.of(List.of(1, 2L, 3.0)), Map.of())).isEqualTo(6);
+
+        assertInvalid(() -> caller.rpcSync("worker1", "total", List.of(List.of(1, "two")), Map.of()),
+                "total() argument 'values[1]' must be java.lang.Integer, not java.lang.String two");
+        Map<String, Object> size = Map.of("rows", 1);
+        assertInvalid(() -> caller.rpcSync("worker1", "describe", List.of(Map.of("label", "x", "width", 1, "size", size,
+                        "marks", List.of())), Map.of()),
+                "describe() argument 'box.size' is missing component 'columns' of dev.ferry.rpc.CallsByNameTest$Size [rows, columns]");
+        assertInvalid(() -> caller.rpcSync("worker1", "describe", List.of(Map.of("label", "x", "width", 1, "depth", 3)), Map.of()),
+                "describe() argument 'box' has no component 'depth': dev.ferry.rpc.CallsByNameTest$Box has [label, width, size, marks]");
+        assertInvalid(() -> caller.rpcSync("worker1", "describe", List.of(Map.of("label", "x", "width", 1,
+                        "size", Map.of("rows", "one", "columns", 1), "marks", List.of())), Map.of()),
+                "describe() argument 'box.size.rows' must be int, not java.lang.String one");
+        assertInvalid(() -> caller.rpcSync("worker1", "describe", List.of(Map.of("label", "x", "width", -1,
+                        "size", Map.of("rows", 1, "columns", 1), "marks", List.of())), Map.of()),
+                "describe() argument 'box': Box's constructor refused");
     }
 
     @Test
@@ -117,7 +172,7 @@ class CallsByNameTest {
         assertThatThrownBy(() -> caller.rpcSync("worker1", "nope", List.of(), Map.of()))
                 .isInstanceOfSatisfying(RpcException.class,
                         e -> assertThat(e.code()).isEqualTo(RpcException.Code.UNKNOWN_FUNCTION))
-                .hasMessageContaining("no function is registered as 'nope' on worker1; registered: [count, greet, later, scale]");
+                .hasMessageContaining("no function is registered as 'nope' on worker1; registered: [count, describe, greet, later, scale, total]");
     }
 
     @Test

@@ -14,6 +14,7 @@ import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.lang.reflect.Parameter;
+import java.lang.reflect.Type;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -34,12 +35,12 @@ final class NamedFunction {
     private final MethodHandle handle;
     private final Object[] captured;
     private final List<String> parameters;
-    private final List<Class<?>> types;
+    private final List<Type> types;
     private final Map<String, Object> defaults;
     private final boolean async;
 
     private NamedFunction(String name, MethodHandle handle, Object[] captured, List<String> parameters,
-                          List<Class<?>> types, Map<String, Object> defaults, boolean async) {
+                          List<Type> types, Map<String, Object> defaults, boolean async) {
         this.name = name;
         this.handle = handle;
         this.captured = captured;
@@ -70,7 +71,7 @@ final class NamedFunction {
                     + " and method references bound to their receiver can be called by name");
         }
         List<String> parameters = new ArrayList<>();
-        List<Class<?>> types = new ArrayList<>();
+        List<Type> types = new ArrayList<>();
         for (int i = own; i < declared.length; i++) {
             if (!declared[i].isNamePresent()) {
                 // javac writes no parameter names for a lambda's body, not even with -parameters
@@ -81,7 +82,7 @@ final class NamedFunction {
                                 + " <parameters>true</parameters>)"));
             }
             parameters.add(declared[i].getName());
-            types.add(declared[i].getType());
+            types.add(declared[i].getParameterizedType());
         }
         Map<String, Object> checked = new LinkedHashMap<>();
         defaults.forEach((parameter, value) -> {
