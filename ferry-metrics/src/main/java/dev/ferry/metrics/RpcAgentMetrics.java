@@ -29,8 +29,8 @@ import java.util.Objects;
  *   ferry.requests.received     Timer                  peer, function, outcome     a request this worker ran, from arrival to its encoded answer
  *   ferry.requests.handler      Timer                  peer, function, outcome     the function's run
  *   ferry.requests.queue        Timer                  peer, function              the wait for a thread to run it
- *   agent.client_active_calls,  Gauge                  -                           every numeric entry of the agent's debug info, under
- *   rref.num_owner_rrefs, ...                                                      PyTorch's names ({@code _get_debug_info})
+ *   ferry.agent.calls_sent,     Gauge                  -                           every numeric entry of the agent's debug info, under
+ *   ferry.rref.num_owner_rrefs, ...                                                PyTorch's names ({@code _get_debug_info}) after "ferry."
  * </pre>
  *
  * <p>{@code peer} is the other worker of the call (the callee of a call sent, the caller of a
@@ -54,6 +54,8 @@ import java.util.Objects;
  * from the registries it was bound to and stops following calls. Thread-safe.
  */
 public final class RpcAgentMetrics implements MeterBinder, AutoCloseable {
+    /** Put before each debug-info key to name its gauge: {@code agent.calls_sent} is {@code ferry.agent.calls_sent}. */
+    static final String DEBUG_INFO_PREFIX = "ferry.";
     private final RpcAgent agent;
     private final String worker;
     private final DebugInfoSnapshot debugInfo;
@@ -78,7 +80,9 @@ public final class RpcAgentMetrics implements MeterBinder, AutoCloseable {
         for (Map.Entry<String, String> entry : agent.getDebugInfo().entrySet()) {
             if (DebugInfoSnapshot.parse(entry.getValue()) != null) {
                 String key = entry.getKey();
-                gauges.add(Gauge.builder(key, debugInfo, snapshot -> snapshot.value(key))
+                // under the library's prefix, as ferry.calls.sent: bare "agent.*" or "transport.*"
+                // would mix with other libraries' meters in a shared registry
+                gauges.add(Gauge.builder(DEBUG_INFO_PREFIX + key, debugInfo, snapshot -> snapshot.value(key))
                         .description("Ferry debug info " + key)
                         .tag(CallMeters.WORKER, worker)
                         .strongReference(true)

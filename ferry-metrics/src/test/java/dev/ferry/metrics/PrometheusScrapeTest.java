@@ -69,11 +69,11 @@ class PrometheusScrapeTest {
                     "outcome", "ok").orElseThrow()).isPositive();
             assertThat(sample(text, "ferry_calls_sent_request_bytes_count", "worker", "worker0", "function",
                     "Ops::add")).hasValue(5);
-            // PyTorch's debug info keys, under their names.
-            assertThat(sample(text, "agent_calls_sent", "worker", "worker0")).hasValue(7);
-            assertThat(sample(text, "agent_requests_failed", "worker", "worker1")).hasValue(2);
-            assertThat(sample(text, "rref_num_owner_rrefs", "worker", "worker1")).hasValue(0);
-            assertThat(sample(text, "agent_num_worker_threads", "worker", "worker0")).isPresent();
+            // PyTorch's debug info keys, under their names after the library's prefix.
+            assertThat(sample(text, "ferry_agent_calls_sent", "worker", "worker0")).hasValue(7);
+            assertThat(sample(text, "ferry_agent_requests_failed", "worker", "worker1")).hasValue(2);
+            assertThat(sample(text, "ferry_rref_num_owner_rrefs", "worker", "worker1")).hasValue(0);
+            assertThat(sample(text, "ferry_agent_num_worker_threads", "worker", "worker0")).isPresent();
 
             HttpResponse<String> missing = HttpClient.newHttpClient().send(
                     HttpRequest.newBuilder(endpoint.uri().resolve("/other")).build(), HttpResponse.BodyHandlers.ofString());
