@@ -290,11 +290,25 @@ public final class Functional {
         }
     }
 
+    /** {@link #mseLoss(Tensor, Tensor, Reduction)} averaged. */
     public static Tensor mseLoss(Tensor input, Tensor target) {
         return mseLoss(input, target, Reduction.MEAN);
     }
 
+    /**
+     * The squared error of {@code input} against {@code target}, reduced.
+     *
+     * @throws IllegalArgumentException if the shapes differ: PyTorch broadcasts them with a warning
+     *                                  that this "will likely lead to incorrect results" ({@code [N, 1]}
+     *                                  against {@code [N]} averages an {@code [N, N]} grid), and a
+     *                                  warning in a training loop goes unread; Ferry refuses
+     */
     public static Tensor mseLoss(Tensor input, Tensor target, Reduction reduction) {
+        if (!Arrays.equals(input.shape(), target.shape())) {
+            throw new IllegalArgumentException("Using a target size (" + Arrays.toString(target.shape())
+                    + ") that is different to the input size (" + Arrays.toString(input.shape()) + ") would broadcast"
+                    + " them and likely give incorrect results; please ensure they have the same size");
+        }
         return reduce(input.sub(target).square(), reduction);
     }
 

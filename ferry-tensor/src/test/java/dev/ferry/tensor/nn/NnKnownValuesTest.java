@@ -168,6 +168,14 @@ class NnKnownValuesTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("Using a target size ([4]) that is different to the input size ([4, 1]) is deprecated."
                         + " Please ensure they have the same size.");
+        // PyTorch's mse_loss only warns (in a loop nobody reads) and averages the [4, 4] grid; Ferry
+        // broadcast so silently
+        assertThatThrownBy(() -> Functional.mseLoss(Tensors.full(0.5, 4, 1), Tensors.full(0.5, 4)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("Using a target size ([4]) that is different to the input size ([4, 1]) would broadcast"
+                        + " them and likely give incorrect results; please ensure they have the same size");
+        assertThatThrownBy(() -> new MSELoss().apply(Tensors.zeros(2, 3), Tensors.zeros(3)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("target size ([3])");
     }
 
     @Test
