@@ -5,6 +5,8 @@ import dev.ferry.rpc.WorkerInfo;
 import dev.ferry.rpc.internal.text.Durations;
 import dev.ferry.rpc.store.Store;
 import dev.ferry.rpc.store.StoreTimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -14,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
  * Learns the group through the rendezvous store. Every worker takes a join slot with an atomic
@@ -38,6 +41,7 @@ import java.util.TreeSet;
  * worker's stays behind on a store without sessions, and joiners find it unreachable.
  */
 final class GroupRendezvous {
+    private static final Logger log = LoggerFactory.getLogger(GroupRendezvous.class);
     private static final String WORLD_KIND = "world";
     private static final String DYNAMIC = "dynamic";
     private static final String STATIC = "static ";
@@ -59,6 +63,19 @@ final class GroupRendezvous {
      *                      members, or already has this worker's rank under another name
      */
     static Joined join(Store store, WorkerInfo self, String address, int worldSize, Duration timeout) {
+        return join(store, self, address, worldSize, timeout, Notices.DEFAULT);
+    }
+
+    /**
+     * When a worker waiting for the others of a static world says whom it waits for: after
+     * {@code first}, then every {@code every}. Else initRpc is silent until its timeout (a minute
+     * by default, or for ever), which looks like a hang when a rank was never started.
+     */
+    record Notices(Duration first, Duration every, Consumer<String> say) {
+        static final Notices DEFAULT = new Notices(Duration.ofSeconds(10), Duration.ofSeconds(30), log::info);
+    }
+
+    static Joined join(Store store, WorkerInfo self, String address, int worldSize, Duration timeout, Notices notices) {
         String wanted = worldSize > 0 ? STATIC + worldSize : DYNAMIC;
         String kind = new String(store.compareSet(WORLD_KIND, new byte[0], wanted.getBytes(StandardCharsets.UTF_8)),
                 StandardCharsets.UTF_8);
@@ -73,7 +90,7 @@ final class GroupRendezvous {
         long slot = store.add(JOIN_COUNTER, 1) - 1;
         register(store, SLOT_PREFIX + slot, self, slot, address);
         if (worldSize > 0 && slot < worldSize) {
-            return new Joined(formStatic(store, self, worldSize, timeout), slot, false);
+            return new Joined(formStatic(store, self, worldSize, timeout, notices), slot, false);
         }
         LateJoin found = worldSize > 0 && !store.check(List.of(FORMED)) ? null : readLateJoin(store, self, slot, address);
         if (found == null || (worldSize > 0 && !found.returning())) {
@@ -114,20 +131,36 @@ final class GroupRendezvous {
         }
     }
 
-    private static WorkerDirectory formStatic(Store store, WorkerInfo self, int worldSize, Duration timeout) {
+    private static WorkerDirectory formStatic(Store store, WorkerInfo self, int worldSize, Duration timeout,
+                                              Notices notices) {
         List<String> keys = new ArrayList<>(worldSize);
         for (int i = 0; i < worldSize; i++) {
             keys.add(SLOT_PREFIX + i);
         }
-        try {
-            store.waitFor(keys, timeout);
-        } catch (StoreTimeoutException e) {
-            throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "rendezvous of " + worldSize
-                    + " workers did not complete within " + Durations.describe(timeout) + ": ranks "
-                    + missingRanks(store, keys, worldSize)
-                    // ephemeral registrations also vanish when a worker gives up and leaves first
-                    + (store.hasSessions() ? " never arrived or left" : " never arrived")
-                    + " (worker " + self.name() + " is rank " + self.id() + ")", e);
+        long start = System.nanoTime();
+        Duration slice = notices.first();
+        while (true) {
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            Duration left = timeout.isZero() ? slice : timeout.minus(waited);
+            try {
+                store.waitFor(keys, left.compareTo(slice) < 0 ? left : slice);
+                break;
+            } catch (StoreTimeoutException e) {
+                waited = Duration.ofNanos(System.nanoTime() - start);
+                if (!timeout.isZero() && waited.compareTo(timeout) >= 0) {
+                    throw new RpcException(RpcException.Code.RENDEZVOUS_FAILED, "rendezvous of " + worldSize
+                            + " workers did not complete within " + Durations.describe(timeout) + ": ranks "
+                            + missingRanks(store, keys, worldSize)
+                            // ephemeral registrations also vanish when a worker gives up and leaves first
+                            + (store.hasSessions() ? " never arrived or left" : " never arrived")
+                            + " (worker " + self.name() + " is rank " + self.id() + ")", e);
+                }
+                TreeSet<Integer> missing = missingRanks(store, keys, worldSize);
+                notices.say().accept(self.name() + ": waiting for rank" + (missing.size() == 1 ? " " : "s ") + missing
+                        + " of a world of " + worldSize + " to join (" + Durations.describe(Duration.ofMillis(
+                        waited.toMillis())) + " of " + (timeout.isZero() ? "no limit" : Durations.describe(timeout)) + ")");
+                slice = notices.every();
+            }
         }
         List<WorkerDirectory.Entry> entries = new ArrayList<>(worldSize);
         for (String key : keys) {
