@@ -157,8 +157,8 @@ final class GroupRendezvous {
                 }
                 TreeSet<Integer> missing = missingRanks(store, keys, worldSize);
                 notices.say().accept(self.name() + ": waiting for rank" + (missing.size() == 1 ? " " : "s ") + missing
-                        + " of a world of " + worldSize + " to join (" + Durations.describe(Duration.ofMillis(
-                        waited.toMillis())) + " of " + (timeout.isZero() ? "no limit" : Durations.describe(timeout)) + ")");
+                        + " of a world of " + worldSize + " to join (" + Durations.describe(waited.toSeconds() > 0
+                        ? Duration.ofSeconds(waited.toSeconds()) : Duration.ofMillis(waited.toMillis())) + " of " + (timeout.isZero() ? "no limit" : Durations.describe(timeout)) + ")");
                 slice = notices.every();
             }
         }
